@@ -143,7 +143,8 @@ class Emitter:
         head.line()
         head.line(f"from agentproto.acp.generated import {module_name(self.spec)} as t")
         head.line("from agentproto.codec import runtime as rt")
-        head.line("from agentproto.codec.errors import DecodeError")
+        if "DecodeError" in out.text():
+            head.line("from agentproto.codec.errors import DecodeError")
         if self.uses_jobject:
             head.line("from agentproto.codec.reader import JObject")
         head.line("from agentproto.codec.runtime import MISSING")
@@ -214,16 +215,19 @@ class Emitter:
                 for i, f in enumerate(d.fields):
                     out.line(f"{'if' if i == 0 else 'elif'} key == {pystr(f.wire)}:")
                     with out.indent():
-                        out.line(f"if seen & {1 << i}:")
-                        with out.indent():
-                            out.line(f"raise rt.duplicate(path, {pystr(f.wire)})")
-                        out.line(f"seen |= {1 << i}")
-                        out.line(f"p = path + {pystr(key_suffix(f.wire))}")
-                        self.decode_field(d, f)
-        for f in d.fields:
-            self.assemble(d, f)
+                        out.line(f"seen = rt.once(seen, {1 << i}, path, key)")
+                        self.decode_field(d, f, f"path + {pystr(key_suffix(f.wire))}")
+        if self.checks_after(d):
+            for f in d.fields:
+                self.assemble(d, f)
 
-    def decode_field(self, d: Struct, f: Field) -> None:
+    def checks_after(self, d: Struct) -> bool:
+        """Whether `d` checks its members after the loop (a minimum length or count, in
+        schema order with the missing-member checks); else a missing member is found as
+        the constructor's arguments are built, in the same order."""
+        return any(f.min_length is not None or f.min_items is not None for f in d.fields)
+
+    def decode_field(self, d: Struct, f: Field, p: str) -> None:
         out = self.out
         x = self.local(f)
         where = f"{d.name}.{f.wire}"
@@ -235,17 +239,17 @@ class Emitter:
             if isinstance(self.m.target(arr.item), JsonRef):
                 raise ValueError(f"{where}: skip-invalid-items over free-form items")
             item = self.item_fn(arr.item)
-            write(out, f"{x} = ", Call("rt.items(", ["cx", "val", "p", item, str(f.nullable), str(f.lenient)], ")"))
+            write(out, f"{x} = ", Call("rt.items(", ["cx", "val", p, item, str(f.nullable), str(f.lenient)], ")"))
             if f.required:
                 out.line(f"if {x} is MISSING or {x} is None:")
                 with out.indent():
                     out.line(f"{x} = []")
             return
-        expr = self.value_expr(f.type)
+        expr = self.value_expr(f.type, p)
         if f.default_on_null and not f.nullable and not f.lenient:
             if isinstance(self.m.target(f.type), JsonRef):
                 raise ValueError(f"{where}: default-on-null on free-form JSON")
-            out.line(f"{x} = rt.default_on_null(cx, val, p, {self.item_fn(f.type)})")
+            write(out, f"{x} = ", Call("rt.default_on_null(", ["cx", "val", p, self.item_fn(f.type)], ")"))
             if f.required:
                 if not isinstance(self.m.target(f.type), (ArrayRef, MapRef)):
                     raise ValueError(f"{where}: required default-on-null field that is not a list or a map")
@@ -254,20 +258,22 @@ class Emitter:
                 with out.indent():
                     out.line(f"{x} = {empty}")
             return
-        value: str | Paren = expr
-        if f.nullable:
-            value = Paren(f"None if val is None else {expr}")
         if f.lenient:
             if f.required and not f.has_default:
                 raise ValueError(f"{where}: lenient required field without skip-invalid-items")
-            out.line("mark = len(cx.warnings)")
-            out.line("try:")
-            with out.indent():
-                write(out, f"{x} = ", value)
-            out.line("except DecodeError as err:")
-            with out.indent():
-                out.line(f"{x} = rt.dropped(cx, mark, p, err)")
-            return
+            target = self.m.target(f.type)
+            if isinstance(target, JsonRef) and not target.object_only:
+                pass  # any JSON value reads: nothing to salvage
+            elif isinstance(target, JsonRef):
+                write(out, f"{x} = ", Call("rt.lenient_raw_object(", ["cx", "val", p, "s", "e", str(f.nullable)], ")"))
+                return
+            else:
+                args = ["cx", "val", p, self.item_fn(f.type), *(["True"] if f.nullable else [])]
+                write(out, f"{x} = ", Call("rt.lenient(", args, ")"))
+                return
+        value: str | Paren = expr
+        if f.nullable:
+            value = Paren(f"None if val is None else {expr}")
         write(out, f"{x} = ", value)
 
     def assemble(self, d: Struct, f: Field) -> None:
@@ -297,13 +303,16 @@ class Emitter:
 
     def constructor_args(self, d: Struct) -> list[Kw | str]:
         args: list[Kw | str] = []
+        checked = self.checks_after(d)
         for f in d.fields:
             x = self.local(f)
             if f.has_default:
                 value = self.default_value(f)
                 args.append(Kw(field_name(f), f"{value} if {x} is MISSING else {x}"))
-            elif f.required:
+            elif f.required and checked:
                 args.append(Kw(field_name(f), x))
+            elif f.required:
+                args.append(Kw(field_name(f), f"rt.need({x}, path, {pystr(f.wire)})"))
             else:
                 args.append(Kw(field_name(f), f"UNSET if {x} is MISSING else {x}"))
         return args

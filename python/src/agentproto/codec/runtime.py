@@ -224,6 +224,20 @@ def duplicate(path: str, key: str) -> DecodeError:
     return error(key_path(path, key), DecodeErrorKind.REPEATED_KEY, "each key once", f"the key {quote(key)} twice")
 
 
+def once(seen: int, bit: int, path: str, key: str) -> int:
+    """`seen` with the member `bit` marked; a known member read twice fails at its key."""
+    if seen & bit:
+        raise duplicate(path, key)
+    return seen | bit
+
+
+def need(value: Any, path: str, key: str) -> Any:
+    """A required member's value; `MISSING` fails at the object that lacks it."""
+    if value is MISSING:
+        raise missing(path, key)
+    return value
+
+
 def expect_object(value: object, path: str, name: str) -> JObject:
     if type(value) is not JObject:
         raise invalid_type(path, value, f"an object ({name})")
@@ -379,14 +393,28 @@ def salvaged(cx: Ctx, path: str, err: DecodeError) -> None:
     warn(cx, path, f"dropped invalid value: {err}", err)
 
 
-def lenient(cx: Ctx, value: object, path: str, item: Item) -> Any:
+def lenient(cx: Ctx, value: object, path: str, item: Item, nullable: bool = False) -> Any:
     """`item(value)`, or `MISSING` and a warning when it fails
-    (`x-deserialize-default-on-error`)."""
+    (`x-deserialize-default-on-error`); `None` for `null` when `nullable`."""
+    if value is None and nullable:
+        return None
     mark = len(cx.warnings)
     try:
         return item(value, path, cx)
     except DecodeError as e:
         del cx.warnings[mark:]
+        salvaged(cx, path, e)
+        return MISSING
+
+
+def lenient_raw_object(cx: Ctx, value: object, path: str, start: int, end: int, nullable: bool) -> Any:
+    """A lenient object-only free-form value (`_meta`): `None` for `null` when `nullable`,
+    `MISSING` and a warning when it is not an object."""
+    if value is None and nullable:
+        return None
+    try:
+        return d_raw_object(value, path, cx, start, end)
+    except DecodeError as e:
         salvaged(cx, path, e)
         return MISSING
 

@@ -11,7 +11,6 @@ from msgspec import UNSET
 
 from agentproto.acp.generated import v1 as t
 from agentproto.codec import runtime as rt
-from agentproto.codec.errors import DecodeError
 from agentproto.codec.runtime import MISSING
 
 
@@ -79,40 +78,23 @@ def f_WriteTextFileRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "path":
-            if seen & 2:
-                raise rt.duplicate(path, "path")
-            seen |= 2
-            p = path + ".path"
-            x_path = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_path = rt.d_str(val, path + ".path", cx)
         elif key == "content":
-            if seen & 4:
-                raise rt.duplicate(path, "content")
-            seen |= 4
-            p = path + ".content"
-            x_content = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_content = rt.d_str(val, path + ".content", cx)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    if x_path is MISSING:
-        raise rt.missing(path, "path")
-    if x_content is MISSING:
-        raise rt.missing(path, "content")
-    return cls(session_id=x_session_id, path=x_path, content=x_content, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        session_id=rt.need(x_session_id, path, "sessionId"),
+        path=rt.need(x_path, path, "path"),
+        content=rt.need(x_content, path, "content"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_ReadTextFileRequest(v: Any, path: str, cx: rt.Ctx) -> t.ReadTextFileRequest:
@@ -132,46 +114,23 @@ def f_ReadTextFileRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "path":
-            if seen & 2:
-                raise rt.duplicate(path, "path")
-            seen |= 2
-            p = path + ".path"
-            x_path = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_path = rt.d_str(val, path + ".path", cx)
         elif key == "line":
-            if seen & 4:
-                raise rt.duplicate(path, "line")
-            seen |= 4
-            p = path + ".line"
-            x_line = None if val is None else rt.d_u32(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_line = None if val is None else rt.d_u32(val, path + ".line", cx)
         elif key == "limit":
-            if seen & 8:
-                raise rt.duplicate(path, "limit")
-            seen |= 8
-            p = path + ".limit"
-            x_limit = None if val is None else rt.d_u32(val, p, cx)
+            seen = rt.once(seen, 8, path, key)
+            x_limit = None if val is None else rt.d_u32(val, path + ".limit", cx)
         elif key == "_meta":
-            if seen & 16:
-                raise rt.duplicate(path, "_meta")
-            seen |= 16
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    if x_path is MISSING:
-        raise rt.missing(path, "path")
+            seen = rt.once(seen, 16, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        session_id=x_session_id,
-        path=x_path,
+        session_id=rt.need(x_session_id, path, "sessionId"),
+        path=rt.need(x_path, path, "path"),
         line=UNSET if x_line is MISSING else x_line,
         limit=UNSET if x_limit is MISSING else x_limit,
         meta=UNSET if x_meta is MISSING else x_meta,
@@ -194,41 +153,22 @@ def f_RequestPermissionRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "toolCall":
-            if seen & 2:
-                raise rt.duplicate(path, "toolCall")
-            seen |= 2
-            p = path + ".toolCall"
-            x_tool_call = d_ToolCallUpdate(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_tool_call = d_ToolCallUpdate(val, path + ".toolCall", cx)
         elif key == "options":
-            if seen & 4:
-                raise rt.duplicate(path, "options")
-            seen |= 4
-            p = path + ".options"
-            x_options = _list_0(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_options = _list_0(val, path + ".options", cx)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    if x_tool_call is MISSING:
-        raise rt.missing(path, "toolCall")
-    if x_options is MISSING:
-        raise rt.missing(path, "options")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        session_id=x_session_id, tool_call=x_tool_call, options=x_options, meta=UNSET if x_meta is MISSING else x_meta
+        session_id=rt.need(x_session_id, path, "sessionId"),
+        tool_call=rt.need(x_tool_call, path, "toolCall"),
+        options=rt.need(x_options, path, "options"),
+        meta=UNSET if x_meta is MISSING else x_meta,
     )
 
 
@@ -250,97 +190,37 @@ def f_ToolCallUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Too
     seen = 0
     for key, val, s, e in members:
         if key == "toolCallId":
-            if seen & 1:
-                raise rt.duplicate(path, "toolCallId")
-            seen |= 1
-            p = path + ".toolCallId"
-            x_tool_call_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_tool_call_id = rt.d_str(val, path + ".toolCallId", cx)
         elif key == "kind":
-            if seen & 2:
-                raise rt.duplicate(path, "kind")
-            seen |= 2
-            p = path + ".kind"
-            mark = len(cx.warnings)
-            try:
-                x_kind = None if val is None else d_ToolKind(val, p, cx)
-            except DecodeError as err:
-                x_kind = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_kind = rt.lenient(cx, val, path + ".kind", d_ToolKind, True)
         elif key == "status":
-            if seen & 4:
-                raise rt.duplicate(path, "status")
-            seen |= 4
-            p = path + ".status"
-            mark = len(cx.warnings)
-            try:
-                x_status = None if val is None else d_ToolCallStatus(val, p, cx)
-            except DecodeError as err:
-                x_status = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_status = rt.lenient(cx, val, path + ".status", d_ToolCallStatus, True)
         elif key == "title":
-            if seen & 8:
-                raise rt.duplicate(path, "title")
-            seen |= 8
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "name":
-            if seen & 16:
-                raise rt.duplicate(path, "name")
-            seen |= 16
-            p = path + ".name"
-            mark = len(cx.warnings)
-            try:
-                x_name = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_name = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 16, path, key)
+            x_name = rt.lenient(cx, val, path + ".name", rt.d_str, True)
         elif key == "content":
-            if seen & 32:
-                raise rt.duplicate(path, "content")
-            seen |= 32
-            p = path + ".content"
-            x_content = rt.items(cx, val, p, d_ToolCallContent, True, True)
+            seen = rt.once(seen, 32, path, key)
+            x_content = rt.items(cx, val, path + ".content", d_ToolCallContent, True, True)
         elif key == "locations":
-            if seen & 64:
-                raise rt.duplicate(path, "locations")
-            seen |= 64
-            p = path + ".locations"
-            x_locations = rt.items(cx, val, p, d_ToolCallLocation, True, True)
+            seen = rt.once(seen, 64, path, key)
+            x_locations = rt.items(cx, val, path + ".locations", d_ToolCallLocation, True, True)
         elif key == "rawInput":
-            if seen & 128:
-                raise rt.duplicate(path, "rawInput")
-            seen |= 128
-            p = path + ".rawInput"
-            mark = len(cx.warnings)
-            try:
-                x_raw_input = rt.d_raw(cx, s, e)
-            except DecodeError as err:
-                x_raw_input = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 128, path, key)
+            x_raw_input = rt.d_raw(cx, s, e)
         elif key == "rawOutput":
-            if seen & 256:
-                raise rt.duplicate(path, "rawOutput")
-            seen |= 256
-            p = path + ".rawOutput"
-            mark = len(cx.warnings)
-            try:
-                x_raw_output = rt.d_raw(cx, s, e)
-            except DecodeError as err:
-                x_raw_output = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 256, path, key)
+            x_raw_output = rt.d_raw(cx, s, e)
         elif key == "_meta":
-            if seen & 512:
-                raise rt.duplicate(path, "_meta")
-            seen |= 512
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_tool_call_id is MISSING:
-        raise rt.missing(path, "toolCallId")
+            seen = rt.once(seen, 512, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        tool_call_id=x_tool_call_id,
+        tool_call_id=rt.need(x_tool_call_id, path, "toolCallId"),
         kind=UNSET if x_kind is MISSING else x_kind,
         status=UNSET if x_status is MISSING else x_status,
         title=UNSET if x_title is MISSING else x_title,
@@ -424,41 +304,17 @@ def f_Annotations(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Annota
     seen = 0
     for key, val, s, e in members:
         if key == "audience":
-            if seen & 1:
-                raise rt.duplicate(path, "audience")
-            seen |= 1
-            p = path + ".audience"
-            x_audience = rt.items(cx, val, p, d_Role, True, True)
+            seen = rt.once(seen, 1, path, key)
+            x_audience = rt.items(cx, val, path + ".audience", d_Role, True, True)
         elif key == "lastModified":
-            if seen & 2:
-                raise rt.duplicate(path, "lastModified")
-            seen |= 2
-            p = path + ".lastModified"
-            mark = len(cx.warnings)
-            try:
-                x_last_modified = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_last_modified = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_last_modified = rt.lenient(cx, val, path + ".lastModified", rt.d_str, True)
         elif key == "priority":
-            if seen & 4:
-                raise rt.duplicate(path, "priority")
-            seen |= 4
-            p = path + ".priority"
-            mark = len(cx.warnings)
-            try:
-                x_priority = None if val is None else rt.d_f64(val, p, cx)
-            except DecodeError as err:
-                x_priority = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_priority = rt.lenient(cx, val, path + ".priority", rt.d_f64, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         audience=UNSET if x_audience is MISSING else x_audience,
         last_modified=UNSET if x_last_modified is MISSING else x_last_modified,
@@ -485,36 +341,17 @@ def f_TextContent(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.TextCo
     seen = 0
     for key, val, s, e in members:
         if key == "annotations":
-            if seen & 1:
-                raise rt.duplicate(path, "annotations")
-            seen |= 1
-            p = path + ".annotations"
-            mark = len(cx.warnings)
-            try:
-                x_annotations = None if val is None else d_Annotations(val, p, cx)
-            except DecodeError as err:
-                x_annotations = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_annotations = rt.lenient(cx, val, path + ".annotations", d_Annotations, True)
         elif key == "text":
-            if seen & 2:
-                raise rt.duplicate(path, "text")
-            seen |= 2
-            p = path + ".text"
-            x_text = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_text = rt.d_str(val, path + ".text", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_text is MISSING:
-        raise rt.missing(path, "text")
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         annotations=UNSET if x_annotations is MISSING else x_annotations,
-        text=x_text,
+        text=rt.need(x_text, path, "text"),
         meta=UNSET if x_meta is MISSING else x_meta,
     )
 
@@ -532,55 +369,24 @@ def f_ImageContent(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Image
     seen = 0
     for key, val, s, e in members:
         if key == "annotations":
-            if seen & 1:
-                raise rt.duplicate(path, "annotations")
-            seen |= 1
-            p = path + ".annotations"
-            mark = len(cx.warnings)
-            try:
-                x_annotations = None if val is None else d_Annotations(val, p, cx)
-            except DecodeError as err:
-                x_annotations = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_annotations = rt.lenient(cx, val, path + ".annotations", d_Annotations, True)
         elif key == "data":
-            if seen & 2:
-                raise rt.duplicate(path, "data")
-            seen |= 2
-            p = path + ".data"
-            x_data = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_data = rt.d_str(val, path + ".data", cx)
         elif key == "mimeType":
-            if seen & 4:
-                raise rt.duplicate(path, "mimeType")
-            seen |= 4
-            p = path + ".mimeType"
-            x_mime_type = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_mime_type = rt.d_str(val, path + ".mimeType", cx)
         elif key == "uri":
-            if seen & 8:
-                raise rt.duplicate(path, "uri")
-            seen |= 8
-            p = path + ".uri"
-            mark = len(cx.warnings)
-            try:
-                x_uri = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_uri = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_uri = rt.lenient(cx, val, path + ".uri", rt.d_str, True)
         elif key == "_meta":
-            if seen & 16:
-                raise rt.duplicate(path, "_meta")
-            seen |= 16
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_data is MISSING:
-        raise rt.missing(path, "data")
-    if x_mime_type is MISSING:
-        raise rt.missing(path, "mimeType")
+            seen = rt.once(seen, 16, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         annotations=UNSET if x_annotations is MISSING else x_annotations,
-        data=x_data,
-        mime_type=x_mime_type,
+        data=rt.need(x_data, path, "data"),
+        mime_type=rt.need(x_mime_type, path, "mimeType"),
         uri=UNSET if x_uri is MISSING else x_uri,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -598,45 +404,21 @@ def f_AudioContent(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Audio
     seen = 0
     for key, val, s, e in members:
         if key == "annotations":
-            if seen & 1:
-                raise rt.duplicate(path, "annotations")
-            seen |= 1
-            p = path + ".annotations"
-            mark = len(cx.warnings)
-            try:
-                x_annotations = None if val is None else d_Annotations(val, p, cx)
-            except DecodeError as err:
-                x_annotations = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_annotations = rt.lenient(cx, val, path + ".annotations", d_Annotations, True)
         elif key == "data":
-            if seen & 2:
-                raise rt.duplicate(path, "data")
-            seen |= 2
-            p = path + ".data"
-            x_data = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_data = rt.d_str(val, path + ".data", cx)
         elif key == "mimeType":
-            if seen & 4:
-                raise rt.duplicate(path, "mimeType")
-            seen |= 4
-            p = path + ".mimeType"
-            x_mime_type = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_mime_type = rt.d_str(val, path + ".mimeType", cx)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_data is MISSING:
-        raise rt.missing(path, "data")
-    if x_mime_type is MISSING:
-        raise rt.missing(path, "mimeType")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         annotations=UNSET if x_annotations is MISSING else x_annotations,
-        data=x_data,
-        mime_type=x_mime_type,
+        data=rt.need(x_data, path, "data"),
+        mime_type=rt.need(x_mime_type, path, "mimeType"),
         meta=UNSET if x_meta is MISSING else x_meta,
     )
 
@@ -657,89 +439,37 @@ def f_ResourceLink(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Resou
     seen = 0
     for key, val, s, e in members:
         if key == "annotations":
-            if seen & 1:
-                raise rt.duplicate(path, "annotations")
-            seen |= 1
-            p = path + ".annotations"
-            mark = len(cx.warnings)
-            try:
-                x_annotations = None if val is None else d_Annotations(val, p, cx)
-            except DecodeError as err:
-                x_annotations = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_annotations = rt.lenient(cx, val, path + ".annotations", d_Annotations, True)
         elif key == "description":
-            if seen & 2:
-                raise rt.duplicate(path, "description")
-            seen |= 2
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "mimeType":
-            if seen & 4:
-                raise rt.duplicate(path, "mimeType")
-            seen |= 4
-            p = path + ".mimeType"
-            mark = len(cx.warnings)
-            try:
-                x_mime_type = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_mime_type = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_mime_type = rt.lenient(cx, val, path + ".mimeType", rt.d_str, True)
         elif key == "name":
-            if seen & 8:
-                raise rt.duplicate(path, "name")
-            seen |= 8
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 8, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "size":
-            if seen & 16:
-                raise rt.duplicate(path, "size")
-            seen |= 16
-            p = path + ".size"
-            mark = len(cx.warnings)
-            try:
-                x_size = None if val is None else rt.d_i64(val, p, cx)
-            except DecodeError as err:
-                x_size = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 16, path, key)
+            x_size = rt.lenient(cx, val, path + ".size", rt.d_i64, True)
         elif key == "title":
-            if seen & 32:
-                raise rt.duplicate(path, "title")
-            seen |= 32
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 32, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "uri":
-            if seen & 64:
-                raise rt.duplicate(path, "uri")
-            seen |= 64
-            p = path + ".uri"
-            x_uri = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 64, path, key)
+            x_uri = rt.d_str(val, path + ".uri", cx)
         elif key == "_meta":
-            if seen & 128:
-                raise rt.duplicate(path, "_meta")
-            seen |= 128
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
-    if x_uri is MISSING:
-        raise rt.missing(path, "uri")
+            seen = rt.once(seen, 128, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         annotations=UNSET if x_annotations is MISSING else x_annotations,
         description=UNSET if x_description is MISSING else x_description,
         mime_type=UNSET if x_mime_type is MISSING else x_mime_type,
-        name=x_name,
+        name=rt.need(x_name, path, "name"),
         size=UNSET if x_size is MISSING else x_size,
         title=UNSET if x_title is MISSING else x_title,
-        uri=x_uri,
+        uri=rt.need(x_uri, path, "uri"),
         meta=UNSET if x_meta is MISSING else x_meta,
     )
 
@@ -770,45 +500,21 @@ def f_TextResourceContents(
     seen = 0
     for key, val, s, e in members:
         if key == "mimeType":
-            if seen & 1:
-                raise rt.duplicate(path, "mimeType")
-            seen |= 1
-            p = path + ".mimeType"
-            mark = len(cx.warnings)
-            try:
-                x_mime_type = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_mime_type = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_mime_type = rt.lenient(cx, val, path + ".mimeType", rt.d_str, True)
         elif key == "text":
-            if seen & 2:
-                raise rt.duplicate(path, "text")
-            seen |= 2
-            p = path + ".text"
-            x_text = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_text = rt.d_str(val, path + ".text", cx)
         elif key == "uri":
-            if seen & 4:
-                raise rt.duplicate(path, "uri")
-            seen |= 4
-            p = path + ".uri"
-            x_uri = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_uri = rt.d_str(val, path + ".uri", cx)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_text is MISSING:
-        raise rt.missing(path, "text")
-    if x_uri is MISSING:
-        raise rt.missing(path, "uri")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         mime_type=UNSET if x_mime_type is MISSING else x_mime_type,
-        text=x_text,
-        uri=x_uri,
+        text=rt.need(x_text, path, "text"),
+        uri=rt.need(x_uri, path, "uri"),
         meta=UNSET if x_meta is MISSING else x_meta,
     )
 
@@ -829,45 +535,21 @@ def f_BlobResourceContents(
     seen = 0
     for key, val, s, e in members:
         if key == "blob":
-            if seen & 1:
-                raise rt.duplicate(path, "blob")
-            seen |= 1
-            p = path + ".blob"
-            x_blob = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_blob = rt.d_str(val, path + ".blob", cx)
         elif key == "mimeType":
-            if seen & 2:
-                raise rt.duplicate(path, "mimeType")
-            seen |= 2
-            p = path + ".mimeType"
-            mark = len(cx.warnings)
-            try:
-                x_mime_type = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_mime_type = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_mime_type = rt.lenient(cx, val, path + ".mimeType", rt.d_str, True)
         elif key == "uri":
-            if seen & 4:
-                raise rt.duplicate(path, "uri")
-            seen |= 4
-            p = path + ".uri"
-            x_uri = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_uri = rt.d_str(val, path + ".uri", cx)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_blob is MISSING:
-        raise rt.missing(path, "blob")
-    if x_uri is MISSING:
-        raise rt.missing(path, "uri")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        blob=x_blob,
+        blob=rt.need(x_blob, path, "blob"),
         mime_type=UNSET if x_mime_type is MISSING else x_mime_type,
-        uri=x_uri,
+        uri=rt.need(x_uri, path, "uri"),
         meta=UNSET if x_meta is MISSING else x_meta,
     )
 
@@ -883,36 +565,17 @@ def f_EmbeddedResource(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.E
     seen = 0
     for key, val, s, e in members:
         if key == "annotations":
-            if seen & 1:
-                raise rt.duplicate(path, "annotations")
-            seen |= 1
-            p = path + ".annotations"
-            mark = len(cx.warnings)
-            try:
-                x_annotations = None if val is None else d_Annotations(val, p, cx)
-            except DecodeError as err:
-                x_annotations = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_annotations = rt.lenient(cx, val, path + ".annotations", d_Annotations, True)
         elif key == "resource":
-            if seen & 2:
-                raise rt.duplicate(path, "resource")
-            seen |= 2
-            p = path + ".resource"
-            x_resource = d_EmbeddedResourceResource(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_resource = d_EmbeddedResourceResource(val, path + ".resource", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_resource is MISSING:
-        raise rt.missing(path, "resource")
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         annotations=UNSET if x_annotations is MISSING else x_annotations,
-        resource=x_resource,
+        resource=rt.need(x_resource, path, "resource"),
         meta=UNSET if x_meta is MISSING else x_meta,
     )
 
@@ -927,24 +590,12 @@ def f_Content(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Content]) 
     seen = 0
     for key, val, s, e in members:
         if key == "content":
-            if seen & 1:
-                raise rt.duplicate(path, "content")
-            seen |= 1
-            p = path + ".content"
-            x_content = d_ContentBlock(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_content = d_ContentBlock(val, path + ".content", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_content is MISSING:
-        raise rt.missing(path, "content")
-    return cls(content=x_content, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(content=rt.need(x_content, path, "content"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_Diff(v: Any, path: str, cx: rt.Ctx) -> t.Diff:
@@ -959,45 +610,21 @@ def f_Diff(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Diff]) -> t.D
     seen = 0
     for key, val, s, e in members:
         if key == "path":
-            if seen & 1:
-                raise rt.duplicate(path, "path")
-            seen |= 1
-            p = path + ".path"
-            x_path = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_path = rt.d_str(val, path + ".path", cx)
         elif key == "oldText":
-            if seen & 2:
-                raise rt.duplicate(path, "oldText")
-            seen |= 2
-            p = path + ".oldText"
-            mark = len(cx.warnings)
-            try:
-                x_old_text = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_old_text = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_old_text = rt.lenient(cx, val, path + ".oldText", rt.d_str, True)
         elif key == "newText":
-            if seen & 4:
-                raise rt.duplicate(path, "newText")
-            seen |= 4
-            p = path + ".newText"
-            x_new_text = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_new_text = rt.d_str(val, path + ".newText", cx)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_path is MISSING:
-        raise rt.missing(path, "path")
-    if x_new_text is MISSING:
-        raise rt.missing(path, "newText")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        path=x_path,
+        path=rt.need(x_path, path, "path"),
         old_text=UNSET if x_old_text is MISSING else x_old_text,
-        new_text=x_new_text,
+        new_text=rt.need(x_new_text, path, "newText"),
         meta=UNSET if x_meta is MISSING else x_meta,
     )
 
@@ -1012,24 +639,12 @@ def f_Terminal(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Terminal]
     seen = 0
     for key, val, s, e in members:
         if key == "terminalId":
-            if seen & 1:
-                raise rt.duplicate(path, "terminalId")
-            seen |= 1
-            p = path + ".terminalId"
-            x_terminal_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_terminal_id = rt.d_str(val, path + ".terminalId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_terminal_id is MISSING:
-        raise rt.missing(path, "terminalId")
-    return cls(terminal_id=x_terminal_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(terminal_id=rt.need(x_terminal_id, path, "terminalId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_ToolCallLocation(v: Any, path: str, cx: rt.Ctx) -> t.ToolCallLocation:
@@ -1043,34 +658,19 @@ def f_ToolCallLocation(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.T
     seen = 0
     for key, val, s, e in members:
         if key == "path":
-            if seen & 1:
-                raise rt.duplicate(path, "path")
-            seen |= 1
-            p = path + ".path"
-            x_path = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_path = rt.d_str(val, path + ".path", cx)
         elif key == "line":
-            if seen & 2:
-                raise rt.duplicate(path, "line")
-            seen |= 2
-            p = path + ".line"
-            mark = len(cx.warnings)
-            try:
-                x_line = None if val is None else rt.d_u32(val, p, cx)
-            except DecodeError as err:
-                x_line = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_line = rt.lenient(cx, val, path + ".line", rt.d_u32, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_path is MISSING:
-        raise rt.missing(path, "path")
-    return cls(path=x_path, line=UNSET if x_line is MISSING else x_line, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        path=rt.need(x_path, path, "path"),
+        line=UNSET if x_line is MISSING else x_line,
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_PermissionOption(v: Any, path: str, cx: rt.Ctx) -> t.PermissionOption:
@@ -1085,40 +685,23 @@ def f_PermissionOption(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.P
     seen = 0
     for key, val, s, e in members:
         if key == "optionId":
-            if seen & 1:
-                raise rt.duplicate(path, "optionId")
-            seen |= 1
-            p = path + ".optionId"
-            x_option_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_option_id = rt.d_str(val, path + ".optionId", cx)
         elif key == "name":
-            if seen & 2:
-                raise rt.duplicate(path, "name")
-            seen |= 2
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "kind":
-            if seen & 4:
-                raise rt.duplicate(path, "kind")
-            seen |= 4
-            p = path + ".kind"
-            x_kind = d_PermissionOptionKind(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_kind = d_PermissionOptionKind(val, path + ".kind", cx)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_option_id is MISSING:
-        raise rt.missing(path, "optionId")
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
-    if x_kind is MISSING:
-        raise rt.missing(path, "kind")
-    return cls(option_id=x_option_id, name=x_name, kind=x_kind, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        option_id=rt.need(x_option_id, path, "optionId"),
+        name=rt.need(x_name, path, "name"),
+        kind=rt.need(x_kind, path, "kind"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 _PermissionOptionKind_VALUES: Final = ("allow_once", "allow_always", "reject_once", "reject_always")
@@ -1147,58 +730,29 @@ def f_CreateTerminalRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "command":
-            if seen & 2:
-                raise rt.duplicate(path, "command")
-            seen |= 2
-            p = path + ".command"
-            x_command = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_command = rt.d_str(val, path + ".command", cx)
         elif key == "args":
-            if seen & 4:
-                raise rt.duplicate(path, "args")
-            seen |= 4
-            p = path + ".args"
-            x_args = rt.default_on_null(cx, val, p, _list_1)
+            seen = rt.once(seen, 4, path, key)
+            x_args = rt.default_on_null(cx, val, path + ".args", _list_1)
         elif key == "env":
-            if seen & 8:
-                raise rt.duplicate(path, "env")
-            seen |= 8
-            p = path + ".env"
-            x_env = rt.default_on_null(cx, val, p, _list_2)
+            seen = rt.once(seen, 8, path, key)
+            x_env = rt.default_on_null(cx, val, path + ".env", _list_2)
         elif key == "cwd":
-            if seen & 16:
-                raise rt.duplicate(path, "cwd")
-            seen |= 16
-            p = path + ".cwd"
-            x_cwd = None if val is None else rt.d_str(val, p, cx)
+            seen = rt.once(seen, 16, path, key)
+            x_cwd = None if val is None else rt.d_str(val, path + ".cwd", cx)
         elif key == "outputByteLimit":
-            if seen & 32:
-                raise rt.duplicate(path, "outputByteLimit")
-            seen |= 32
-            p = path + ".outputByteLimit"
-            x_output_byte_limit = None if val is None else rt.d_u64(val, p, cx)
+            seen = rt.once(seen, 32, path, key)
+            x_output_byte_limit = None if val is None else rt.d_u64(val, path + ".outputByteLimit", cx)
         elif key == "_meta":
-            if seen & 64:
-                raise rt.duplicate(path, "_meta")
-            seen |= 64
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    if x_command is MISSING:
-        raise rt.missing(path, "command")
+            seen = rt.once(seen, 64, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        session_id=x_session_id,
-        command=x_command,
+        session_id=rt.need(x_session_id, path, "sessionId"),
+        command=rt.need(x_command, path, "command"),
         args=UNSET if x_args is MISSING else x_args,
         env=UNSET if x_env is MISSING else x_env,
         cwd=UNSET if x_cwd is MISSING else x_cwd,
@@ -1218,32 +772,19 @@ def f_EnvVariable(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.EnvVar
     seen = 0
     for key, val, s, e in members:
         if key == "name":
-            if seen & 1:
-                raise rt.duplicate(path, "name")
-            seen |= 1
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "value":
-            if seen & 2:
-                raise rt.duplicate(path, "value")
-            seen |= 2
-            p = path + ".value"
-            x_value = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_value = rt.d_str(val, path + ".value", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
-    if x_value is MISSING:
-        raise rt.missing(path, "value")
-    return cls(name=x_name, value=x_value, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        name=rt.need(x_name, path, "name"),
+        value=rt.need(x_value, path, "value"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_TerminalOutputRequest(v: Any, path: str, cx: rt.Ctx) -> t.TerminalOutputRequest:
@@ -1261,32 +802,19 @@ def f_TerminalOutputRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "terminalId":
-            if seen & 2:
-                raise rt.duplicate(path, "terminalId")
-            seen |= 2
-            p = path + ".terminalId"
-            x_terminal_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_terminal_id = rt.d_str(val, path + ".terminalId", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    if x_terminal_id is MISSING:
-        raise rt.missing(path, "terminalId")
-    return cls(session_id=x_session_id, terminal_id=x_terminal_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        session_id=rt.need(x_session_id, path, "sessionId"),
+        terminal_id=rt.need(x_terminal_id, path, "terminalId"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_ReleaseTerminalRequest(v: Any, path: str, cx: rt.Ctx) -> t.ReleaseTerminalRequest:
@@ -1304,32 +832,19 @@ def f_ReleaseTerminalRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "terminalId":
-            if seen & 2:
-                raise rt.duplicate(path, "terminalId")
-            seen |= 2
-            p = path + ".terminalId"
-            x_terminal_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_terminal_id = rt.d_str(val, path + ".terminalId", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    if x_terminal_id is MISSING:
-        raise rt.missing(path, "terminalId")
-    return cls(session_id=x_session_id, terminal_id=x_terminal_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        session_id=rt.need(x_session_id, path, "sessionId"),
+        terminal_id=rt.need(x_terminal_id, path, "terminalId"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_WaitForTerminalExitRequest(v: Any, path: str, cx: rt.Ctx) -> t.WaitForTerminalExitRequest:
@@ -1347,32 +862,19 @@ def f_WaitForTerminalExitRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "terminalId":
-            if seen & 2:
-                raise rt.duplicate(path, "terminalId")
-            seen |= 2
-            p = path + ".terminalId"
-            x_terminal_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_terminal_id = rt.d_str(val, path + ".terminalId", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    if x_terminal_id is MISSING:
-        raise rt.missing(path, "terminalId")
-    return cls(session_id=x_session_id, terminal_id=x_terminal_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        session_id=rt.need(x_session_id, path, "sessionId"),
+        terminal_id=rt.need(x_terminal_id, path, "terminalId"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_KillTerminalRequest(v: Any, path: str, cx: rt.Ctx) -> t.KillTerminalRequest:
@@ -1390,32 +892,19 @@ def f_KillTerminalRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "terminalId":
-            if seen & 2:
-                raise rt.duplicate(path, "terminalId")
-            seen |= 2
-            p = path + ".terminalId"
-            x_terminal_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_terminal_id = rt.d_str(val, path + ".terminalId", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    if x_terminal_id is MISSING:
-        raise rt.missing(path, "terminalId")
-    return cls(session_id=x_session_id, terminal_id=x_terminal_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        session_id=rt.need(x_session_id, path, "sessionId"),
+        terminal_id=rt.need(x_terminal_id, path, "terminalId"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_CreateElicitationRequestVariant(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -1437,25 +926,15 @@ def d_CreateElicitationRequest(v: Any, path: str, cx: rt.Ctx) -> t.CreateElicita
     seen = 0
     for key, val, s, e in obj.members:
         if key == "message":
-            if seen & 1:
-                raise rt.duplicate(path, "message")
-            seen |= 1
-            p = path + ".message"
-            x_message = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_message = rt.d_str(val, path + ".message", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_message is MISSING:
-        raise rt.missing(path, "message")
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     variant = d_CreateElicitationRequestVariant(obj, path, cx)
-    return t.CreateElicitationRequest(message=x_message, meta=UNSET if x_meta is MISSING else x_meta, variant=variant)
+    return t.CreateElicitationRequest(
+        message=rt.need(x_message, path, "message"), meta=UNSET if x_meta is MISSING else x_meta, variant=variant
+    )
 
 
 def d_ElicitationSessionScope(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationSessionScope:
@@ -1472,24 +951,15 @@ def f_ElicitationSessionScope(
     seen = 0
     for key, val, _s, _e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "toolCallId":
-            if seen & 2:
-                raise rt.duplicate(path, "toolCallId")
-            seen |= 2
-            p = path + ".toolCallId"
-            mark = len(cx.warnings)
-            try:
-                x_tool_call_id = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_tool_call_id = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    return cls(session_id=x_session_id, tool_call_id=UNSET if x_tool_call_id is MISSING else x_tool_call_id)
+            seen = rt.once(seen, 2, path, key)
+            x_tool_call_id = rt.lenient(cx, val, path + ".toolCallId", rt.d_str, True)
+    return cls(
+        session_id=rt.need(x_session_id, path, "sessionId"),
+        tool_call_id=UNSET if x_tool_call_id is MISSING else x_tool_call_id,
+    )
 
 
 def d_ElicitationRequestScope(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationRequestScope:
@@ -1505,14 +975,9 @@ def f_ElicitationRequestScope(
     seen = 0
     for key, val, _s, _e in members:
         if key == "requestId":
-            if seen & 1:
-                raise rt.duplicate(path, "requestId")
-            seen |= 1
-            p = path + ".requestId"
-            x_request_id = rt.d_request_id(val, p, cx)
-    if x_request_id is MISSING:
-        raise rt.missing(path, "requestId")
-    return cls(request_id=x_request_id)
+            seen = rt.once(seen, 1, path, key)
+            x_request_id = rt.d_request_id(val, path + ".requestId", cx)
+    return cls(request_id=rt.need(x_request_id, path, "requestId"))
 
 
 def d_ElicitationSchema(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationSchema:
@@ -1531,57 +996,23 @@ def f_ElicitationSchema(
     seen = 0
     for key, val, s, e in members:
         if key == "type":
-            if seen & 1:
-                raise rt.duplicate(path, "type")
-            seen |= 1
-            p = path + ".type"
-            mark = len(cx.warnings)
-            try:
-                x_type_ = d_ElicitationSchemaType(val, p, cx)
-            except DecodeError as err:
-                x_type_ = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_type_ = rt.lenient(cx, val, path + ".type", d_ElicitationSchemaType)
         elif key == "title":
-            if seen & 2:
-                raise rt.duplicate(path, "title")
-            seen |= 2
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "properties":
-            if seen & 4:
-                raise rt.duplicate(path, "properties")
-            seen |= 4
-            p = path + ".properties"
-            x_properties = _map_3(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_properties = _map_3(val, path + ".properties", cx)
         elif key == "required":
-            if seen & 8:
-                raise rt.duplicate(path, "required")
-            seen |= 8
-            p = path + ".required"
-            x_required = None if val is None else _list_1(val, p, cx)
+            seen = rt.once(seen, 8, path, key)
+            x_required = None if val is None else _list_1(val, path + ".required", cx)
         elif key == "description":
-            if seen & 16:
-                raise rt.duplicate(path, "description")
-            seen |= 16
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 16, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "_meta":
-            if seen & 32:
-                raise rt.duplicate(path, "_meta")
-            seen |= 32
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 32, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         type_="object" if x_type_ is MISSING else x_type_,
         title=UNSET if x_title is MISSING else x_title,
@@ -1636,44 +1067,20 @@ def f_EnumOption(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.EnumOpt
     seen = 0
     for key, val, s, e in members:
         if key == "const":
-            if seen & 1:
-                raise rt.duplicate(path, "const")
-            seen |= 1
-            p = path + ".const"
-            x_const = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_const = rt.d_str(val, path + ".const", cx)
         elif key == "title":
-            if seen & 2:
-                raise rt.duplicate(path, "title")
-            seen |= 2
-            p = path + ".title"
-            x_title = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_title = rt.d_str(val, path + ".title", cx)
         elif key == "description":
-            if seen & 4:
-                raise rt.duplicate(path, "description")
-            seen |= 4
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_const is MISSING:
-        raise rt.missing(path, "const")
-    if x_title is MISSING:
-        raise rt.missing(path, "title")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        const=x_const,
-        title=x_title,
+        const=rt.need(x_const, path, "const"),
+        title=rt.need(x_title, path, "title"),
         description=UNSET if x_description is MISSING else x_description,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -1701,81 +1108,35 @@ def f_StringPropertySchema(
     seen = 0
     for key, val, s, e in members:
         if key == "title":
-            if seen & 1:
-                raise rt.duplicate(path, "title")
-            seen |= 1
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "description":
-            if seen & 2:
-                raise rt.duplicate(path, "description")
-            seen |= 2
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "minLength":
-            if seen & 4:
-                raise rt.duplicate(path, "minLength")
-            seen |= 4
-            p = path + ".minLength"
-            x_min_length = None if val is None else rt.d_u32(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_min_length = None if val is None else rt.d_u32(val, path + ".minLength", cx)
         elif key == "maxLength":
-            if seen & 8:
-                raise rt.duplicate(path, "maxLength")
-            seen |= 8
-            p = path + ".maxLength"
-            x_max_length = None if val is None else rt.d_u32(val, p, cx)
+            seen = rt.once(seen, 8, path, key)
+            x_max_length = None if val is None else rt.d_u32(val, path + ".maxLength", cx)
         elif key == "pattern":
-            if seen & 16:
-                raise rt.duplicate(path, "pattern")
-            seen |= 16
-            p = path + ".pattern"
-            x_pattern = None if val is None else rt.d_str(val, p, cx)
+            seen = rt.once(seen, 16, path, key)
+            x_pattern = None if val is None else rt.d_str(val, path + ".pattern", cx)
         elif key == "format":
-            if seen & 32:
-                raise rt.duplicate(path, "format")
-            seen |= 32
-            p = path + ".format"
-            x_format = None if val is None else d_StringFormat(val, p, cx)
+            seen = rt.once(seen, 32, path, key)
+            x_format = None if val is None else d_StringFormat(val, path + ".format", cx)
         elif key == "default":
-            if seen & 64:
-                raise rt.duplicate(path, "default")
-            seen |= 64
-            p = path + ".default"
-            mark = len(cx.warnings)
-            try:
-                x_default = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_default = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 64, path, key)
+            x_default = rt.lenient(cx, val, path + ".default", rt.d_str, True)
         elif key == "enum":
-            if seen & 128:
-                raise rt.duplicate(path, "enum")
-            seen |= 128
-            p = path + ".enum"
-            x_enum = None if val is None else _list_1(val, p, cx)
+            seen = rt.once(seen, 128, path, key)
+            x_enum = None if val is None else _list_1(val, path + ".enum", cx)
         elif key == "oneOf":
-            if seen & 256:
-                raise rt.duplicate(path, "oneOf")
-            seen |= 256
-            p = path + ".oneOf"
-            x_one_of = None if val is None else _list_4(val, p, cx)
+            seen = rt.once(seen, 256, path, key)
+            x_one_of = None if val is None else _list_4(val, path + ".oneOf", cx)
         elif key == "_meta":
-            if seen & 512:
-                raise rt.duplicate(path, "_meta")
-            seen |= 512
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 512, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         title=UNSET if x_title is MISSING else x_title,
         description=UNSET if x_description is MISSING else x_description,
@@ -1808,57 +1169,23 @@ def f_NumberPropertySchema(
     seen = 0
     for key, val, s, e in members:
         if key == "title":
-            if seen & 1:
-                raise rt.duplicate(path, "title")
-            seen |= 1
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "description":
-            if seen & 2:
-                raise rt.duplicate(path, "description")
-            seen |= 2
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "minimum":
-            if seen & 4:
-                raise rt.duplicate(path, "minimum")
-            seen |= 4
-            p = path + ".minimum"
-            x_minimum = None if val is None else rt.d_f64(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_minimum = None if val is None else rt.d_f64(val, path + ".minimum", cx)
         elif key == "maximum":
-            if seen & 8:
-                raise rt.duplicate(path, "maximum")
-            seen |= 8
-            p = path + ".maximum"
-            x_maximum = None if val is None else rt.d_f64(val, p, cx)
+            seen = rt.once(seen, 8, path, key)
+            x_maximum = None if val is None else rt.d_f64(val, path + ".maximum", cx)
         elif key == "default":
-            if seen & 16:
-                raise rt.duplicate(path, "default")
-            seen |= 16
-            p = path + ".default"
-            mark = len(cx.warnings)
-            try:
-                x_default = None if val is None else rt.d_f64(val, p, cx)
-            except DecodeError as err:
-                x_default = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 16, path, key)
+            x_default = rt.lenient(cx, val, path + ".default", rt.d_f64, True)
         elif key == "_meta":
-            if seen & 32:
-                raise rt.duplicate(path, "_meta")
-            seen |= 32
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 32, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         title=UNSET if x_title is MISSING else x_title,
         description=UNSET if x_description is MISSING else x_description,
@@ -1887,57 +1214,23 @@ def f_IntegerPropertySchema(
     seen = 0
     for key, val, s, e in members:
         if key == "title":
-            if seen & 1:
-                raise rt.duplicate(path, "title")
-            seen |= 1
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "description":
-            if seen & 2:
-                raise rt.duplicate(path, "description")
-            seen |= 2
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "minimum":
-            if seen & 4:
-                raise rt.duplicate(path, "minimum")
-            seen |= 4
-            p = path + ".minimum"
-            x_minimum = None if val is None else rt.d_i64(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_minimum = None if val is None else rt.d_i64(val, path + ".minimum", cx)
         elif key == "maximum":
-            if seen & 8:
-                raise rt.duplicate(path, "maximum")
-            seen |= 8
-            p = path + ".maximum"
-            x_maximum = None if val is None else rt.d_i64(val, p, cx)
+            seen = rt.once(seen, 8, path, key)
+            x_maximum = None if val is None else rt.d_i64(val, path + ".maximum", cx)
         elif key == "default":
-            if seen & 16:
-                raise rt.duplicate(path, "default")
-            seen |= 16
-            p = path + ".default"
-            mark = len(cx.warnings)
-            try:
-                x_default = None if val is None else rt.d_i64(val, p, cx)
-            except DecodeError as err:
-                x_default = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 16, path, key)
+            x_default = rt.lenient(cx, val, path + ".default", rt.d_i64, True)
         elif key == "_meta":
-            if seen & 32:
-                raise rt.duplicate(path, "_meta")
-            seen |= 32
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 32, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         title=UNSET if x_title is MISSING else x_title,
         description=UNSET if x_description is MISSING else x_description,
@@ -1964,45 +1257,17 @@ def f_BooleanPropertySchema(
     seen = 0
     for key, val, s, e in members:
         if key == "title":
-            if seen & 1:
-                raise rt.duplicate(path, "title")
-            seen |= 1
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "description":
-            if seen & 2:
-                raise rt.duplicate(path, "description")
-            seen |= 2
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "default":
-            if seen & 4:
-                raise rt.duplicate(path, "default")
-            seen |= 4
-            p = path + ".default"
-            mark = len(cx.warnings)
-            try:
-                x_default = None if val is None else rt.d_bool(val, p, cx)
-            except DecodeError as err:
-                x_default = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_default = rt.lenient(cx, val, path + ".default", rt.d_bool, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         title=UNSET if x_title is MISSING else x_title,
         description=UNSET if x_description is MISSING else x_description,
@@ -2035,24 +1300,12 @@ def f_StringMultiSelectItems(
     seen = 0
     for key, val, s, e in members:
         if key == "enum":
-            if seen & 1:
-                raise rt.duplicate(path, "enum")
-            seen |= 1
-            p = path + ".enum"
-            x_enum = _list_1(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_enum = _list_1(val, path + ".enum", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_enum is MISSING:
-        raise rt.missing(path, "enum")
-    return cls(enum=x_enum, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(enum=rt.need(x_enum, path, "enum"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_TitledMultiSelectItems(v: Any, path: str, cx: rt.Ctx) -> t.TitledMultiSelectItems:
@@ -2069,24 +1322,12 @@ def f_TitledMultiSelectItems(
     seen = 0
     for key, val, s, e in members:
         if key == "anyOf":
-            if seen & 1:
-                raise rt.duplicate(path, "anyOf")
-            seen |= 1
-            p = path + ".anyOf"
-            x_any_of = _list_4(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_any_of = _list_4(val, path + ".anyOf", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_any_of is MISSING:
-        raise rt.missing(path, "anyOf")
-    return cls(any_of=x_any_of, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(any_of=rt.need(x_any_of, path, "anyOf"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_MultiSelectPropertySchema(v: Any, path: str, cx: rt.Ctx) -> t.MultiSelectPropertySchema:
@@ -2108,67 +1349,32 @@ def f_MultiSelectPropertySchema(
     seen = 0
     for key, val, s, e in members:
         if key == "title":
-            if seen & 1:
-                raise rt.duplicate(path, "title")
-            seen |= 1
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "description":
-            if seen & 2:
-                raise rt.duplicate(path, "description")
-            seen |= 2
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "minItems":
-            if seen & 4:
-                raise rt.duplicate(path, "minItems")
-            seen |= 4
-            p = path + ".minItems"
-            x_min_items = None if val is None else rt.d_u64(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_min_items = None if val is None else rt.d_u64(val, path + ".minItems", cx)
         elif key == "maxItems":
-            if seen & 8:
-                raise rt.duplicate(path, "maxItems")
-            seen |= 8
-            p = path + ".maxItems"
-            x_max_items = None if val is None else rt.d_u64(val, p, cx)
+            seen = rt.once(seen, 8, path, key)
+            x_max_items = None if val is None else rt.d_u64(val, path + ".maxItems", cx)
         elif key == "items":
-            if seen & 16:
-                raise rt.duplicate(path, "items")
-            seen |= 16
-            p = path + ".items"
-            x_items = d_MultiSelectItems(val, p, cx)
+            seen = rt.once(seen, 16, path, key)
+            x_items = d_MultiSelectItems(val, path + ".items", cx)
         elif key == "default":
-            if seen & 32:
-                raise rt.duplicate(path, "default")
-            seen |= 32
-            p = path + ".default"
-            x_default = rt.items(cx, val, p, rt.d_str, True, True)
+            seen = rt.once(seen, 32, path, key)
+            x_default = rt.items(cx, val, path + ".default", rt.d_str, True, True)
         elif key == "_meta":
-            if seen & 64:
-                raise rt.duplicate(path, "_meta")
-            seen |= 64
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_items is MISSING:
-        raise rt.missing(path, "items")
+            seen = rt.once(seen, 64, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         title=UNSET if x_title is MISSING else x_title,
         description=UNSET if x_description is MISSING else x_description,
         min_items=UNSET if x_min_items is MISSING else x_min_items,
         max_items=UNSET if x_max_items is MISSING else x_max_items,
-        items=x_items,
+        items=rt.need(x_items, path, "items"),
         default=UNSET if x_default is MISSING else x_default,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -2190,15 +1396,10 @@ def d_ElicitationFormMode(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationFormMod
     seen = 0
     for key, val, _s, _e in obj.members:
         if key == "requestedSchema":
-            if seen & 1:
-                raise rt.duplicate(path, "requestedSchema")
-            seen |= 1
-            p = path + ".requestedSchema"
-            x_requested_schema = d_ElicitationSchema(val, p, cx)
-    if x_requested_schema is MISSING:
-        raise rt.missing(path, "requestedSchema")
+            seen = rt.once(seen, 1, path, key)
+            x_requested_schema = d_ElicitationSchema(val, path + ".requestedSchema", cx)
     variant = d_ElicitationFormModeVariant(obj, path, cx)
-    return t.ElicitationFormMode(requested_schema=x_requested_schema, variant=variant)
+    return t.ElicitationFormMode(requested_schema=rt.need(x_requested_schema, path, "requestedSchema"), variant=variant)
 
 
 def d_ElicitationUrlModeVariant(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -2218,23 +1419,17 @@ def d_ElicitationUrlMode(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationUrlMode:
     seen = 0
     for key, val, _s, _e in obj.members:
         if key == "elicitationId":
-            if seen & 1:
-                raise rt.duplicate(path, "elicitationId")
-            seen |= 1
-            p = path + ".elicitationId"
-            x_elicitation_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_elicitation_id = rt.d_str(val, path + ".elicitationId", cx)
         elif key == "url":
-            if seen & 2:
-                raise rt.duplicate(path, "url")
-            seen |= 2
-            p = path + ".url"
-            x_url = rt.d_str(val, p, cx)
-    if x_elicitation_id is MISSING:
-        raise rt.missing(path, "elicitationId")
-    if x_url is MISSING:
-        raise rt.missing(path, "url")
+            seen = rt.once(seen, 2, path, key)
+            x_url = rt.d_str(val, path + ".url", cx)
     variant = d_ElicitationUrlModeVariant(obj, path, cx)
-    return t.ElicitationUrlMode(elicitation_id=x_elicitation_id, url=x_url, variant=variant)
+    return t.ElicitationUrlMode(
+        elicitation_id=rt.need(x_elicitation_id, path, "elicitationId"),
+        url=rt.need(x_url, path, "url"),
+        variant=variant,
+    )
 
 
 def d_InitializeResponse(v: Any, path: str, cx: rt.Ctx) -> t.InitializeResponse:
@@ -2252,51 +1447,22 @@ def f_InitializeResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "protocolVersion":
-            if seen & 1:
-                raise rt.duplicate(path, "protocolVersion")
-            seen |= 1
-            p = path + ".protocolVersion"
-            x_protocol_version = rt.d_u16(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_protocol_version = rt.d_u16(val, path + ".protocolVersion", cx)
         elif key == "agentCapabilities":
-            if seen & 2:
-                raise rt.duplicate(path, "agentCapabilities")
-            seen |= 2
-            p = path + ".agentCapabilities"
-            mark = len(cx.warnings)
-            try:
-                x_agent_capabilities = d_AgentCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_agent_capabilities = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_agent_capabilities = rt.lenient(cx, val, path + ".agentCapabilities", d_AgentCapabilities)
         elif key == "authMethods":
-            if seen & 4:
-                raise rt.duplicate(path, "authMethods")
-            seen |= 4
-            p = path + ".authMethods"
-            x_auth_methods = rt.items(cx, val, p, d_AuthMethod, False, True)
+            seen = rt.once(seen, 4, path, key)
+            x_auth_methods = rt.items(cx, val, path + ".authMethods", d_AuthMethod, False, True)
         elif key == "agentInfo":
-            if seen & 8:
-                raise rt.duplicate(path, "agentInfo")
-            seen |= 8
-            p = path + ".agentInfo"
-            mark = len(cx.warnings)
-            try:
-                x_agent_info = None if val is None else d_Implementation(val, p, cx)
-            except DecodeError as err:
-                x_agent_info = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_agent_info = rt.lenient(cx, val, path + ".agentInfo", d_Implementation, True)
         elif key == "_meta":
-            if seen & 16:
-                raise rt.duplicate(path, "_meta")
-            seen |= 16
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_protocol_version is MISSING:
-        raise rt.missing(path, "protocolVersion")
+            seen = rt.once(seen, 16, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        protocol_version=x_protocol_version,
+        protocol_version=rt.need(x_protocol_version, path, "protocolVersion"),
         agent_capabilities=t.AgentCapabilities() if x_agent_capabilities is MISSING else x_agent_capabilities,
         auth_methods=[] if x_auth_methods is MISSING else x_auth_methods,
         agent_info=UNSET if x_agent_info is MISSING else x_agent_info,
@@ -2320,65 +1486,23 @@ def f_AgentCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "loadSession":
-            if seen & 1:
-                raise rt.duplicate(path, "loadSession")
-            seen |= 1
-            p = path + ".loadSession"
-            mark = len(cx.warnings)
-            try:
-                x_load_session = rt.d_bool(val, p, cx)
-            except DecodeError as err:
-                x_load_session = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_load_session = rt.lenient(cx, val, path + ".loadSession", rt.d_bool)
         elif key == "promptCapabilities":
-            if seen & 2:
-                raise rt.duplicate(path, "promptCapabilities")
-            seen |= 2
-            p = path + ".promptCapabilities"
-            mark = len(cx.warnings)
-            try:
-                x_prompt_capabilities = d_PromptCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_prompt_capabilities = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_prompt_capabilities = rt.lenient(cx, val, path + ".promptCapabilities", d_PromptCapabilities)
         elif key == "mcpCapabilities":
-            if seen & 4:
-                raise rt.duplicate(path, "mcpCapabilities")
-            seen |= 4
-            p = path + ".mcpCapabilities"
-            mark = len(cx.warnings)
-            try:
-                x_mcp_capabilities = d_McpCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_mcp_capabilities = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_mcp_capabilities = rt.lenient(cx, val, path + ".mcpCapabilities", d_McpCapabilities)
         elif key == "sessionCapabilities":
-            if seen & 8:
-                raise rt.duplicate(path, "sessionCapabilities")
-            seen |= 8
-            p = path + ".sessionCapabilities"
-            mark = len(cx.warnings)
-            try:
-                x_session_capabilities = d_SessionCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_session_capabilities = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_session_capabilities = rt.lenient(cx, val, path + ".sessionCapabilities", d_SessionCapabilities)
         elif key == "auth":
-            if seen & 16:
-                raise rt.duplicate(path, "auth")
-            seen |= 16
-            p = path + ".auth"
-            mark = len(cx.warnings)
-            try:
-                x_auth = d_AgentAuthCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_auth = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 16, path, key)
+            x_auth = rt.lenient(cx, val, path + ".auth", d_AgentAuthCapabilities)
         elif key == "_meta":
-            if seen & 32:
-                raise rt.duplicate(path, "_meta")
-            seen |= 32
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 32, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         load_session=False if x_load_session is MISSING else x_load_session,
         prompt_capabilities=t.PromptCapabilities() if x_prompt_capabilities is MISSING else x_prompt_capabilities,
@@ -2403,45 +1527,17 @@ def f_PromptCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "image":
-            if seen & 1:
-                raise rt.duplicate(path, "image")
-            seen |= 1
-            p = path + ".image"
-            mark = len(cx.warnings)
-            try:
-                x_image = rt.d_bool(val, p, cx)
-            except DecodeError as err:
-                x_image = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_image = rt.lenient(cx, val, path + ".image", rt.d_bool)
         elif key == "audio":
-            if seen & 2:
-                raise rt.duplicate(path, "audio")
-            seen |= 2
-            p = path + ".audio"
-            mark = len(cx.warnings)
-            try:
-                x_audio = rt.d_bool(val, p, cx)
-            except DecodeError as err:
-                x_audio = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_audio = rt.lenient(cx, val, path + ".audio", rt.d_bool)
         elif key == "embeddedContext":
-            if seen & 4:
-                raise rt.duplicate(path, "embeddedContext")
-            seen |= 4
-            p = path + ".embeddedContext"
-            mark = len(cx.warnings)
-            try:
-                x_embedded_context = rt.d_bool(val, p, cx)
-            except DecodeError as err:
-                x_embedded_context = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_embedded_context = rt.lenient(cx, val, path + ".embeddedContext", rt.d_bool)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         image=False if x_image is MISSING else x_image,
         audio=False if x_audio is MISSING else x_audio,
@@ -2461,35 +1557,14 @@ def f_McpCapabilities(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Mc
     seen = 0
     for key, val, s, e in members:
         if key == "http":
-            if seen & 1:
-                raise rt.duplicate(path, "http")
-            seen |= 1
-            p = path + ".http"
-            mark = len(cx.warnings)
-            try:
-                x_http = rt.d_bool(val, p, cx)
-            except DecodeError as err:
-                x_http = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_http = rt.lenient(cx, val, path + ".http", rt.d_bool)
         elif key == "sse":
-            if seen & 2:
-                raise rt.duplicate(path, "sse")
-            seen |= 2
-            p = path + ".sse"
-            mark = len(cx.warnings)
-            try:
-                x_sse = rt.d_bool(val, p, cx)
-            except DecodeError as err:
-                x_sse = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_sse = rt.lenient(cx, val, path + ".sse", rt.d_bool)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         http=False if x_http is MISSING else x_http,
         sse=False if x_sse is MISSING else x_sse,
@@ -2515,67 +1590,25 @@ def f_SessionCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "list":
-            if seen & 1:
-                raise rt.duplicate(path, "list")
-            seen |= 1
-            p = path + ".list"
-            mark = len(cx.warnings)
-            try:
-                x_list = None if val is None else d_SessionListCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_list = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_list = rt.lenient(cx, val, path + ".list", d_SessionListCapabilities, True)
         elif key == "delete":
-            if seen & 2:
-                raise rt.duplicate(path, "delete")
-            seen |= 2
-            p = path + ".delete"
-            mark = len(cx.warnings)
-            try:
-                x_delete = None if val is None else d_SessionDeleteCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_delete = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_delete = rt.lenient(cx, val, path + ".delete", d_SessionDeleteCapabilities, True)
         elif key == "additionalDirectories":
-            if seen & 4:
-                raise rt.duplicate(path, "additionalDirectories")
-            seen |= 4
-            p = path + ".additionalDirectories"
-            mark = len(cx.warnings)
-            try:
-                x_additional_directories = (
-                    None if val is None else d_SessionAdditionalDirectoriesCapabilities(val, p, cx)
-                )
-            except DecodeError as err:
-                x_additional_directories = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_additional_directories = rt.lenient(
+                cx, val, path + ".additionalDirectories", d_SessionAdditionalDirectoriesCapabilities, True
+            )
         elif key == "resume":
-            if seen & 8:
-                raise rt.duplicate(path, "resume")
-            seen |= 8
-            p = path + ".resume"
-            mark = len(cx.warnings)
-            try:
-                x_resume = None if val is None else d_SessionResumeCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_resume = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_resume = rt.lenient(cx, val, path + ".resume", d_SessionResumeCapabilities, True)
         elif key == "close":
-            if seen & 16:
-                raise rt.duplicate(path, "close")
-            seen |= 16
-            p = path + ".close"
-            mark = len(cx.warnings)
-            try:
-                x_close = None if val is None else d_SessionCloseCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_close = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 16, path, key)
+            x_close = rt.lenient(cx, val, path + ".close", d_SessionCloseCapabilities, True)
         elif key == "_meta":
-            if seen & 32:
-                raise rt.duplicate(path, "_meta")
-            seen |= 32
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 32, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         list=UNSET if x_list is MISSING else x_list,
         delete=UNSET if x_delete is MISSING else x_delete,
@@ -2599,15 +1632,8 @@ def f_SessionListCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -2624,15 +1650,8 @@ def f_SessionDeleteCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -2654,15 +1673,8 @@ def f_SessionAdditionalDirectoriesCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -2679,15 +1691,8 @@ def f_SessionResumeCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -2704,15 +1709,8 @@ def f_SessionCloseCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -2730,25 +1728,11 @@ def f_AgentAuthCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "logout":
-            if seen & 1:
-                raise rt.duplicate(path, "logout")
-            seen |= 1
-            p = path + ".logout"
-            mark = len(cx.warnings)
-            try:
-                x_logout = None if val is None else d_LogoutCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_logout = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_logout = rt.lenient(cx, val, path + ".logout", d_LogoutCapabilities, True)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(logout=UNSET if x_logout is MISSING else x_logout, meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -2763,15 +1747,8 @@ def f_LogoutCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -2802,56 +1779,26 @@ def f_AuthMethodTerminal(
     seen = 0
     for key, val, s, e in members:
         if key == "id":
-            if seen & 1:
-                raise rt.duplicate(path, "id")
-            seen |= 1
-            p = path + ".id"
-            x_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_id = rt.d_str(val, path + ".id", cx)
         elif key == "name":
-            if seen & 2:
-                raise rt.duplicate(path, "name")
-            seen |= 2
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "description":
-            if seen & 4:
-                raise rt.duplicate(path, "description")
-            seen |= 4
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "args":
-            if seen & 8:
-                raise rt.duplicate(path, "args")
-            seen |= 8
-            p = path + ".args"
-            x_args = rt.default_on_null(cx, val, p, _list_1)
+            seen = rt.once(seen, 8, path, key)
+            x_args = rt.default_on_null(cx, val, path + ".args", _list_1)
         elif key == "env":
-            if seen & 16:
-                raise rt.duplicate(path, "env")
-            seen |= 16
-            p = path + ".env"
-            x_env = rt.default_on_null(cx, val, p, _map_5)
+            seen = rt.once(seen, 16, path, key)
+            x_env = rt.default_on_null(cx, val, path + ".env", _map_5)
         elif key == "_meta":
-            if seen & 32:
-                raise rt.duplicate(path, "_meta")
-            seen |= 32
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_id is MISSING:
-        raise rt.missing(path, "id")
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
+            seen = rt.once(seen, 32, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        id=x_id,
-        name=x_name,
+        id=rt.need(x_id, path, "id"),
+        name=rt.need(x_name, path, "name"),
         description=UNSET if x_description is MISSING else x_description,
         args=UNSET if x_args is MISSING else x_args,
         env=UNSET if x_env is MISSING else x_env,
@@ -2871,44 +1818,20 @@ def f_AuthMethodAgent(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Au
     seen = 0
     for key, val, s, e in members:
         if key == "id":
-            if seen & 1:
-                raise rt.duplicate(path, "id")
-            seen |= 1
-            p = path + ".id"
-            x_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_id = rt.d_str(val, path + ".id", cx)
         elif key == "name":
-            if seen & 2:
-                raise rt.duplicate(path, "name")
-            seen |= 2
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "description":
-            if seen & 4:
-                raise rt.duplicate(path, "description")
-            seen |= 4
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_id is MISSING:
-        raise rt.missing(path, "id")
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        id=x_id,
-        name=x_name,
+        id=rt.need(x_id, path, "id"),
+        name=rt.need(x_name, path, "name"),
         description=UNSET if x_description is MISSING else x_description,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -2926,45 +1849,21 @@ def f_Implementation(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Imp
     seen = 0
     for key, val, s, e in members:
         if key == "name":
-            if seen & 1:
-                raise rt.duplicate(path, "name")
-            seen |= 1
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "title":
-            if seen & 2:
-                raise rt.duplicate(path, "title")
-            seen |= 2
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "version":
-            if seen & 4:
-                raise rt.duplicate(path, "version")
-            seen |= 4
-            p = path + ".version"
-            x_version = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_version = rt.d_str(val, path + ".version", cx)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
-    if x_version is MISSING:
-        raise rt.missing(path, "version")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        name=x_name,
+        name=rt.need(x_name, path, "name"),
         title=UNSET if x_title is MISSING else x_title,
-        version=x_version,
+        version=rt.need(x_version, path, "version"),
         meta=UNSET if x_meta is MISSING else x_meta,
     )
 
@@ -2982,15 +1881,8 @@ def f_AuthenticateResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -3003,15 +1895,8 @@ def f_LogoutResponse(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Log
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -3029,41 +1914,19 @@ def f_NewSessionResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "modes":
-            if seen & 2:
-                raise rt.duplicate(path, "modes")
-            seen |= 2
-            p = path + ".modes"
-            mark = len(cx.warnings)
-            try:
-                x_modes = None if val is None else d_SessionModeState(val, p, cx)
-            except DecodeError as err:
-                x_modes = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_modes = rt.lenient(cx, val, path + ".modes", d_SessionModeState, True)
         elif key == "configOptions":
-            if seen & 4:
-                raise rt.duplicate(path, "configOptions")
-            seen |= 4
-            p = path + ".configOptions"
-            x_config_options = rt.items(cx, val, p, d_SessionConfigOption, True, True)
+            seen = rt.once(seen, 4, path, key)
+            x_config_options = rt.items(cx, val, path + ".configOptions", d_SessionConfigOption, True, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        session_id=x_session_id,
+        session_id=rt.need(x_session_id, path, "sessionId"),
         modes=UNSET if x_modes is MISSING else x_modes,
         config_options=UNSET if x_config_options is MISSING else x_config_options,
         meta=UNSET if x_meta is MISSING else x_meta,
@@ -3081,36 +1944,19 @@ def f_SessionModeState(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.S
     seen = 0
     for key, val, s, e in members:
         if key == "currentModeId":
-            if seen & 1:
-                raise rt.duplicate(path, "currentModeId")
-            seen |= 1
-            p = path + ".currentModeId"
-            x_current_mode_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_current_mode_id = rt.d_str(val, path + ".currentModeId", cx)
         elif key == "availableModes":
-            if seen & 2:
-                raise rt.duplicate(path, "availableModes")
-            seen |= 2
-            p = path + ".availableModes"
-            x_available_modes = rt.items(cx, val, p, d_SessionMode, False, True)
+            seen = rt.once(seen, 2, path, key)
+            x_available_modes = rt.items(cx, val, path + ".availableModes", d_SessionMode, False, True)
             if x_available_modes is MISSING or x_available_modes is None:
                 x_available_modes = []
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_current_mode_id is MISSING:
-        raise rt.missing(path, "currentModeId")
-    if x_available_modes is MISSING:
-        raise rt.missing(path, "availableModes")
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        current_mode_id=x_current_mode_id,
-        available_modes=x_available_modes,
+        current_mode_id=rt.need(x_current_mode_id, path, "currentModeId"),
+        available_modes=rt.need(x_available_modes, path, "availableModes"),
         meta=UNSET if x_meta is MISSING else x_meta,
     )
 
@@ -3127,44 +1973,20 @@ def f_SessionMode(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Sessio
     seen = 0
     for key, val, s, e in members:
         if key == "id":
-            if seen & 1:
-                raise rt.duplicate(path, "id")
-            seen |= 1
-            p = path + ".id"
-            x_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_id = rt.d_str(val, path + ".id", cx)
         elif key == "name":
-            if seen & 2:
-                raise rt.duplicate(path, "name")
-            seen |= 2
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "description":
-            if seen & 4:
-                raise rt.duplicate(path, "description")
-            seen |= 4
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_id is MISSING:
-        raise rt.missing(path, "id")
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        id=x_id,
-        name=x_name,
+        id=rt.need(x_id, path, "id"),
+        name=rt.need(x_name, path, "name"),
         description=UNSET if x_description is MISSING else x_description,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -3193,55 +2015,24 @@ def d_SessionConfigOption(v: Any, path: str, cx: rt.Ctx) -> t.SessionConfigOptio
     seen = 0
     for key, val, s, e in obj.members:
         if key == "id":
-            if seen & 1:
-                raise rt.duplicate(path, "id")
-            seen |= 1
-            p = path + ".id"
-            x_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_id = rt.d_str(val, path + ".id", cx)
         elif key == "name":
-            if seen & 2:
-                raise rt.duplicate(path, "name")
-            seen |= 2
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "description":
-            if seen & 4:
-                raise rt.duplicate(path, "description")
-            seen |= 4
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "category":
-            if seen & 8:
-                raise rt.duplicate(path, "category")
-            seen |= 8
-            p = path + ".category"
-            mark = len(cx.warnings)
-            try:
-                x_category = None if val is None else d_SessionConfigOptionCategory(val, p, cx)
-            except DecodeError as err:
-                x_category = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_category = rt.lenient(cx, val, path + ".category", d_SessionConfigOptionCategory, True)
         elif key == "_meta":
-            if seen & 16:
-                raise rt.duplicate(path, "_meta")
-            seen |= 16
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_id is MISSING:
-        raise rt.missing(path, "id")
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
+            seen = rt.once(seen, 16, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     variant = d_SessionConfigOptionVariant(obj, path, cx)
     return t.SessionConfigOption(
-        id=x_id,
-        name=x_name,
+        id=rt.need(x_id, path, "id"),
+        name=rt.need(x_name, path, "name"),
         description=UNSET if x_description is MISSING else x_description,
         category=UNSET if x_category is MISSING else x_category,
         meta=UNSET if x_meta is MISSING else x_meta,
@@ -3279,44 +2070,20 @@ def f_SessionConfigSelectOption(
     seen = 0
     for key, val, s, e in members:
         if key == "value":
-            if seen & 1:
-                raise rt.duplicate(path, "value")
-            seen |= 1
-            p = path + ".value"
-            x_value = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_value = rt.d_str(val, path + ".value", cx)
         elif key == "name":
-            if seen & 2:
-                raise rt.duplicate(path, "name")
-            seen |= 2
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "description":
-            if seen & 4:
-                raise rt.duplicate(path, "description")
-            seen |= 4
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_value is MISSING:
-        raise rt.missing(path, "value")
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        value=x_value,
-        name=x_name,
+        value=rt.need(x_value, path, "value"),
+        name=rt.need(x_name, path, "name"),
         description=UNSET if x_description is MISSING else x_description,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -3338,42 +2105,25 @@ def f_SessionConfigSelectGroup(
     seen = 0
     for key, val, s, e in members:
         if key == "group":
-            if seen & 1:
-                raise rt.duplicate(path, "group")
-            seen |= 1
-            p = path + ".group"
-            x_group = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_group = rt.d_str(val, path + ".group", cx)
         elif key == "name":
-            if seen & 2:
-                raise rt.duplicate(path, "name")
-            seen |= 2
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "options":
-            if seen & 4:
-                raise rt.duplicate(path, "options")
-            seen |= 4
-            p = path + ".options"
-            x_options = rt.items(cx, val, p, d_SessionConfigSelectOption, False, True)
+            seen = rt.once(seen, 4, path, key)
+            x_options = rt.items(cx, val, path + ".options", d_SessionConfigSelectOption, False, True)
             if x_options is MISSING or x_options is None:
                 x_options = []
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_group is MISSING:
-        raise rt.missing(path, "group")
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
-    if x_options is MISSING:
-        raise rt.missing(path, "options")
-    return cls(group=x_group, name=x_name, options=x_options, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        group=rt.need(x_group, path, "group"),
+        name=rt.need(x_name, path, "name"),
+        options=rt.need(x_options, path, "options"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_SessionConfigSelect(v: Any, path: str, cx: rt.Ctx) -> t.SessionConfigSelect:
@@ -3390,22 +2140,14 @@ def f_SessionConfigSelect(
     seen = 0
     for key, val, _s, _e in members:
         if key == "currentValue":
-            if seen & 1:
-                raise rt.duplicate(path, "currentValue")
-            seen |= 1
-            p = path + ".currentValue"
-            x_current_value = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_current_value = rt.d_str(val, path + ".currentValue", cx)
         elif key == "options":
-            if seen & 2:
-                raise rt.duplicate(path, "options")
-            seen |= 2
-            p = path + ".options"
-            x_options = d_SessionConfigSelectOptions(val, p, cx)
-    if x_current_value is MISSING:
-        raise rt.missing(path, "currentValue")
-    if x_options is MISSING:
-        raise rt.missing(path, "options")
-    return cls(current_value=x_current_value, options=x_options)
+            seen = rt.once(seen, 2, path, key)
+            x_options = d_SessionConfigSelectOptions(val, path + ".options", cx)
+    return cls(
+        current_value=rt.need(x_current_value, path, "currentValue"), options=rt.need(x_options, path, "options")
+    )
 
 
 def d_SessionConfigBoolean(v: Any, path: str, cx: rt.Ctx) -> t.SessionConfigBoolean:
@@ -3421,14 +2163,9 @@ def f_SessionConfigBoolean(
     seen = 0
     for key, val, _s, _e in members:
         if key == "currentValue":
-            if seen & 1:
-                raise rt.duplicate(path, "currentValue")
-            seen |= 1
-            p = path + ".currentValue"
-            x_current_value = rt.d_bool(val, p, cx)
-    if x_current_value is MISSING:
-        raise rt.missing(path, "currentValue")
-    return cls(current_value=x_current_value)
+            seen = rt.once(seen, 1, path, key)
+            x_current_value = rt.d_bool(val, path + ".currentValue", cx)
+    return cls(current_value=rt.need(x_current_value, path, "currentValue"))
 
 
 def d_LoadSessionResponse(v: Any, path: str, cx: rt.Ctx) -> t.LoadSessionResponse:
@@ -3446,31 +2183,14 @@ def f_LoadSessionResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "modes":
-            if seen & 1:
-                raise rt.duplicate(path, "modes")
-            seen |= 1
-            p = path + ".modes"
-            mark = len(cx.warnings)
-            try:
-                x_modes = None if val is None else d_SessionModeState(val, p, cx)
-            except DecodeError as err:
-                x_modes = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_modes = rt.lenient(cx, val, path + ".modes", d_SessionModeState, True)
         elif key == "configOptions":
-            if seen & 2:
-                raise rt.duplicate(path, "configOptions")
-            seen |= 2
-            p = path + ".configOptions"
-            x_config_options = rt.items(cx, val, p, d_SessionConfigOption, True, True)
+            seen = rt.once(seen, 2, path, key)
+            x_config_options = rt.items(cx, val, path + ".configOptions", d_SessionConfigOption, True, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         modes=UNSET if x_modes is MISSING else x_modes,
         config_options=UNSET if x_config_options is MISSING else x_config_options,
@@ -3493,37 +2213,18 @@ def f_ListSessionsResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "sessions":
-            if seen & 1:
-                raise rt.duplicate(path, "sessions")
-            seen |= 1
-            p = path + ".sessions"
-            x_sessions = rt.items(cx, val, p, d_SessionInfo, False, True)
+            seen = rt.once(seen, 1, path, key)
+            x_sessions = rt.items(cx, val, path + ".sessions", d_SessionInfo, False, True)
             if x_sessions is MISSING or x_sessions is None:
                 x_sessions = []
         elif key == "nextCursor":
-            if seen & 2:
-                raise rt.duplicate(path, "nextCursor")
-            seen |= 2
-            p = path + ".nextCursor"
-            mark = len(cx.warnings)
-            try:
-                x_next_cursor = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_next_cursor = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_next_cursor = rt.lenient(cx, val, path + ".nextCursor", rt.d_str, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_sessions is MISSING:
-        raise rt.missing(path, "sessions")
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        sessions=x_sessions,
+        sessions=rt.need(x_sessions, path, "sessions"),
         next_cursor=UNSET if x_next_cursor is MISSING else x_next_cursor,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -3543,60 +2244,26 @@ def f_SessionInfo(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Sessio
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "cwd":
-            if seen & 2:
-                raise rt.duplicate(path, "cwd")
-            seen |= 2
-            p = path + ".cwd"
-            x_cwd = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_cwd = rt.d_str(val, path + ".cwd", cx)
         elif key == "additionalDirectories":
-            if seen & 4:
-                raise rt.duplicate(path, "additionalDirectories")
-            seen |= 4
-            p = path + ".additionalDirectories"
-            x_additional_directories = rt.items(cx, val, p, rt.d_str, False, True)
+            seen = rt.once(seen, 4, path, key)
+            x_additional_directories = rt.items(cx, val, path + ".additionalDirectories", rt.d_str, False, True)
         elif key == "title":
-            if seen & 8:
-                raise rt.duplicate(path, "title")
-            seen |= 8
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "updatedAt":
-            if seen & 16:
-                raise rt.duplicate(path, "updatedAt")
-            seen |= 16
-            p = path + ".updatedAt"
-            mark = len(cx.warnings)
-            try:
-                x_updated_at = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_updated_at = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 16, path, key)
+            x_updated_at = rt.lenient(cx, val, path + ".updatedAt", rt.d_str, True)
         elif key == "_meta":
-            if seen & 32:
-                raise rt.duplicate(path, "_meta")
-            seen |= 32
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    if x_cwd is MISSING:
-        raise rt.missing(path, "cwd")
+            seen = rt.once(seen, 32, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        session_id=x_session_id,
-        cwd=x_cwd,
+        session_id=rt.need(x_session_id, path, "sessionId"),
+        cwd=rt.need(x_cwd, path, "cwd"),
         additional_directories=UNSET if x_additional_directories is MISSING else x_additional_directories,
         title=UNSET if x_title is MISSING else x_title,
         updated_at=UNSET if x_updated_at is MISSING else x_updated_at,
@@ -3617,15 +2284,8 @@ def f_DeleteSessionResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -3644,31 +2304,14 @@ def f_ResumeSessionResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "modes":
-            if seen & 1:
-                raise rt.duplicate(path, "modes")
-            seen |= 1
-            p = path + ".modes"
-            mark = len(cx.warnings)
-            try:
-                x_modes = None if val is None else d_SessionModeState(val, p, cx)
-            except DecodeError as err:
-                x_modes = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_modes = rt.lenient(cx, val, path + ".modes", d_SessionModeState, True)
         elif key == "configOptions":
-            if seen & 2:
-                raise rt.duplicate(path, "configOptions")
-            seen |= 2
-            p = path + ".configOptions"
-            x_config_options = rt.items(cx, val, p, d_SessionConfigOption, True, True)
+            seen = rt.once(seen, 2, path, key)
+            x_config_options = rt.items(cx, val, path + ".configOptions", d_SessionConfigOption, True, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         modes=UNSET if x_modes is MISSING else x_modes,
         config_options=UNSET if x_config_options is MISSING else x_config_options,
@@ -3689,15 +2332,8 @@ def f_CloseSessionResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -3714,15 +2350,8 @@ def f_SetSessionModeResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -3740,26 +2369,16 @@ def f_SetSessionConfigOptionResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "configOptions":
-            if seen & 1:
-                raise rt.duplicate(path, "configOptions")
-            seen |= 1
-            p = path + ".configOptions"
-            x_config_options = rt.items(cx, val, p, d_SessionConfigOption, False, True)
+            seen = rt.once(seen, 1, path, key)
+            x_config_options = rt.items(cx, val, path + ".configOptions", d_SessionConfigOption, False, True)
             if x_config_options is MISSING or x_config_options is None:
                 x_config_options = []
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_config_options is MISSING:
-        raise rt.missing(path, "configOptions")
-    return cls(config_options=x_config_options, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        config_options=rt.need(x_config_options, path, "configOptions"), meta=UNSET if x_meta is MISSING else x_meta
+    )
 
 
 def d_PromptResponse(v: Any, path: str, cx: rt.Ctx) -> t.PromptResponse:
@@ -3772,24 +2391,12 @@ def f_PromptResponse(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Pro
     seen = 0
     for key, val, s, e in members:
         if key == "stopReason":
-            if seen & 1:
-                raise rt.duplicate(path, "stopReason")
-            seen |= 1
-            p = path + ".stopReason"
-            x_stop_reason = d_StopReason(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_stop_reason = d_StopReason(val, path + ".stopReason", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_stop_reason is MISSING:
-        raise rt.missing(path, "stopReason")
-    return cls(stop_reason=x_stop_reason, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(stop_reason=rt.need(x_stop_reason, path, "stopReason"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 _StopReason_VALUES: Final = ("end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled")
@@ -3814,32 +2421,19 @@ def f_SessionNotification(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "update":
-            if seen & 2:
-                raise rt.duplicate(path, "update")
-            seen |= 2
-            p = path + ".update"
-            x_update = d_SessionUpdate(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_update = d_SessionUpdate(val, path + ".update", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    if x_update is MISSING:
-        raise rt.missing(path, "update")
-    return cls(session_id=x_session_id, update=x_update, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        session_id=rt.need(x_session_id, path, "sessionId"),
+        update=rt.need(x_update, path, "update"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_SessionUpdate(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -3890,35 +2484,16 @@ def f_ContentChunk(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Conte
     seen = 0
     for key, val, s, e in members:
         if key == "content":
-            if seen & 1:
-                raise rt.duplicate(path, "content")
-            seen |= 1
-            p = path + ".content"
-            x_content = d_ContentBlock(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_content = d_ContentBlock(val, path + ".content", cx)
         elif key == "messageId":
-            if seen & 2:
-                raise rt.duplicate(path, "messageId")
-            seen |= 2
-            p = path + ".messageId"
-            mark = len(cx.warnings)
-            try:
-                x_message_id = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_message_id = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_message_id = rt.lenient(cx, val, path + ".messageId", rt.d_str, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_content is MISSING:
-        raise rt.missing(path, "content")
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        content=x_content,
+        content=rt.need(x_content, path, "content"),
         message_id=UNSET if x_message_id is MISSING else x_message_id,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -3942,96 +2517,38 @@ def f_ToolCall(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ToolCall]
     seen = 0
     for key, val, s, e in members:
         if key == "toolCallId":
-            if seen & 1:
-                raise rt.duplicate(path, "toolCallId")
-            seen |= 1
-            p = path + ".toolCallId"
-            x_tool_call_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_tool_call_id = rt.d_str(val, path + ".toolCallId", cx)
         elif key == "title":
-            if seen & 2:
-                raise rt.duplicate(path, "title")
-            seen |= 2
-            p = path + ".title"
-            x_title = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_title = rt.d_str(val, path + ".title", cx)
         elif key == "name":
-            if seen & 4:
-                raise rt.duplicate(path, "name")
-            seen |= 4
-            p = path + ".name"
-            mark = len(cx.warnings)
-            try:
-                x_name = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_name = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_name = rt.lenient(cx, val, path + ".name", rt.d_str, True)
         elif key == "kind":
-            if seen & 8:
-                raise rt.duplicate(path, "kind")
-            seen |= 8
-            p = path + ".kind"
-            mark = len(cx.warnings)
-            try:
-                x_kind = d_ToolKind(val, p, cx)
-            except DecodeError as err:
-                x_kind = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_kind = rt.lenient(cx, val, path + ".kind", d_ToolKind)
         elif key == "status":
-            if seen & 16:
-                raise rt.duplicate(path, "status")
-            seen |= 16
-            p = path + ".status"
-            mark = len(cx.warnings)
-            try:
-                x_status = d_ToolCallStatus(val, p, cx)
-            except DecodeError as err:
-                x_status = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 16, path, key)
+            x_status = rt.lenient(cx, val, path + ".status", d_ToolCallStatus)
         elif key == "content":
-            if seen & 32:
-                raise rt.duplicate(path, "content")
-            seen |= 32
-            p = path + ".content"
-            x_content = rt.items(cx, val, p, d_ToolCallContent, False, True)
+            seen = rt.once(seen, 32, path, key)
+            x_content = rt.items(cx, val, path + ".content", d_ToolCallContent, False, True)
         elif key == "locations":
-            if seen & 64:
-                raise rt.duplicate(path, "locations")
-            seen |= 64
-            p = path + ".locations"
-            x_locations = rt.items(cx, val, p, d_ToolCallLocation, False, True)
+            seen = rt.once(seen, 64, path, key)
+            x_locations = rt.items(cx, val, path + ".locations", d_ToolCallLocation, False, True)
         elif key == "rawInput":
-            if seen & 128:
-                raise rt.duplicate(path, "rawInput")
-            seen |= 128
-            p = path + ".rawInput"
-            mark = len(cx.warnings)
-            try:
-                x_raw_input = rt.d_raw(cx, s, e)
-            except DecodeError as err:
-                x_raw_input = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 128, path, key)
+            x_raw_input = rt.d_raw(cx, s, e)
         elif key == "rawOutput":
-            if seen & 256:
-                raise rt.duplicate(path, "rawOutput")
-            seen |= 256
-            p = path + ".rawOutput"
-            mark = len(cx.warnings)
-            try:
-                x_raw_output = rt.d_raw(cx, s, e)
-            except DecodeError as err:
-                x_raw_output = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 256, path, key)
+            x_raw_output = rt.d_raw(cx, s, e)
         elif key == "_meta":
-            if seen & 512:
-                raise rt.duplicate(path, "_meta")
-            seen |= 512
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_tool_call_id is MISSING:
-        raise rt.missing(path, "toolCallId")
-    if x_title is MISSING:
-        raise rt.missing(path, "title")
+            seen = rt.once(seen, 512, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        tool_call_id=x_tool_call_id,
-        title=x_title,
+        tool_call_id=rt.need(x_tool_call_id, path, "toolCallId"),
+        title=rt.need(x_title, path, "title"),
         name=UNSET if x_name is MISSING else x_name,
         kind=UNSET if x_kind is MISSING else x_kind,
         status=UNSET if x_status is MISSING else x_status,
@@ -4055,40 +2572,23 @@ def f_PlanEntry(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PlanEntr
     seen = 0
     for key, val, s, e in members:
         if key == "content":
-            if seen & 1:
-                raise rt.duplicate(path, "content")
-            seen |= 1
-            p = path + ".content"
-            x_content = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_content = rt.d_str(val, path + ".content", cx)
         elif key == "priority":
-            if seen & 2:
-                raise rt.duplicate(path, "priority")
-            seen |= 2
-            p = path + ".priority"
-            x_priority = d_PlanEntryPriority(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_priority = d_PlanEntryPriority(val, path + ".priority", cx)
         elif key == "status":
-            if seen & 4:
-                raise rt.duplicate(path, "status")
-            seen |= 4
-            p = path + ".status"
-            x_status = d_PlanEntryStatus(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_status = d_PlanEntryStatus(val, path + ".status", cx)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_content is MISSING:
-        raise rt.missing(path, "content")
-    if x_priority is MISSING:
-        raise rt.missing(path, "priority")
-    if x_status is MISSING:
-        raise rt.missing(path, "status")
-    return cls(content=x_content, priority=x_priority, status=x_status, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        content=rt.need(x_content, path, "content"),
+        priority=rt.need(x_priority, path, "priority"),
+        status=rt.need(x_status, path, "status"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 _PlanEntryPriority_VALUES: Final = ("high", "medium", "low")
@@ -4115,26 +2615,14 @@ def f_Plan(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Plan]) -> t.P
     seen = 0
     for key, val, s, e in members:
         if key == "entries":
-            if seen & 1:
-                raise rt.duplicate(path, "entries")
-            seen |= 1
-            p = path + ".entries"
-            x_entries = rt.items(cx, val, p, d_PlanEntry, False, True)
+            seen = rt.once(seen, 1, path, key)
+            x_entries = rt.items(cx, val, path + ".entries", d_PlanEntry, False, True)
             if x_entries is MISSING or x_entries is None:
                 x_entries = []
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_entries is MISSING:
-        raise rt.missing(path, "entries")
-    return cls(entries=x_entries, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(entries=rt.need(x_entries, path, "entries"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_AvailableCommand(v: Any, path: str, cx: rt.Ctx) -> t.AvailableCommand:
@@ -4149,44 +2637,20 @@ def f_AvailableCommand(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.A
     seen = 0
     for key, val, s, e in members:
         if key == "name":
-            if seen & 1:
-                raise rt.duplicate(path, "name")
-            seen |= 1
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "description":
-            if seen & 2:
-                raise rt.duplicate(path, "description")
-            seen |= 2
-            p = path + ".description"
-            x_description = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_description = rt.d_str(val, path + ".description", cx)
         elif key == "input":
-            if seen & 4:
-                raise rt.duplicate(path, "input")
-            seen |= 4
-            p = path + ".input"
-            mark = len(cx.warnings)
-            try:
-                x_input = None if val is None else d_AvailableCommandInput(val, p, cx)
-            except DecodeError as err:
-                x_input = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_input = rt.lenient(cx, val, path + ".input", d_AvailableCommandInput, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
-    if x_description is MISSING:
-        raise rt.missing(path, "description")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        name=x_name,
-        description=x_description,
+        name=rt.need(x_name, path, "name"),
+        description=rt.need(x_description, path, "description"),
         input=UNSET if x_input is MISSING else x_input,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -4213,24 +2677,12 @@ def f_UnstructuredCommandInput(
     seen = 0
     for key, val, s, e in members:
         if key == "hint":
-            if seen & 1:
-                raise rt.duplicate(path, "hint")
-            seen |= 1
-            p = path + ".hint"
-            x_hint = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_hint = rt.d_str(val, path + ".hint", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_hint is MISSING:
-        raise rt.missing(path, "hint")
-    return cls(hint=x_hint, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(hint=rt.need(x_hint, path, "hint"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_AvailableCommandsUpdate(v: Any, path: str, cx: rt.Ctx) -> t.AvailableCommandsUpdate:
@@ -4247,26 +2699,17 @@ def f_AvailableCommandsUpdate(
     seen = 0
     for key, val, s, e in members:
         if key == "availableCommands":
-            if seen & 1:
-                raise rt.duplicate(path, "availableCommands")
-            seen |= 1
-            p = path + ".availableCommands"
-            x_available_commands = rt.items(cx, val, p, d_AvailableCommand, False, True)
+            seen = rt.once(seen, 1, path, key)
+            x_available_commands = rt.items(cx, val, path + ".availableCommands", d_AvailableCommand, False, True)
             if x_available_commands is MISSING or x_available_commands is None:
                 x_available_commands = []
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_available_commands is MISSING:
-        raise rt.missing(path, "availableCommands")
-    return cls(available_commands=x_available_commands, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        available_commands=rt.need(x_available_commands, path, "availableCommands"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_CurrentModeUpdate(v: Any, path: str, cx: rt.Ctx) -> t.CurrentModeUpdate:
@@ -4281,24 +2724,14 @@ def f_CurrentModeUpdate(
     seen = 0
     for key, val, s, e in members:
         if key == "currentModeId":
-            if seen & 1:
-                raise rt.duplicate(path, "currentModeId")
-            seen |= 1
-            p = path + ".currentModeId"
-            x_current_mode_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_current_mode_id = rt.d_str(val, path + ".currentModeId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_current_mode_id is MISSING:
-        raise rt.missing(path, "currentModeId")
-    return cls(current_mode_id=x_current_mode_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        current_mode_id=rt.need(x_current_mode_id, path, "currentModeId"), meta=UNSET if x_meta is MISSING else x_meta
+    )
 
 
 def d_ConfigOptionUpdate(v: Any, path: str, cx: rt.Ctx) -> t.ConfigOptionUpdate:
@@ -4313,26 +2746,16 @@ def f_ConfigOptionUpdate(
     seen = 0
     for key, val, s, e in members:
         if key == "configOptions":
-            if seen & 1:
-                raise rt.duplicate(path, "configOptions")
-            seen |= 1
-            p = path + ".configOptions"
-            x_config_options = rt.items(cx, val, p, d_SessionConfigOption, False, True)
+            seen = rt.once(seen, 1, path, key)
+            x_config_options = rt.items(cx, val, path + ".configOptions", d_SessionConfigOption, False, True)
             if x_config_options is MISSING or x_config_options is None:
                 x_config_options = []
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_config_options is MISSING:
-        raise rt.missing(path, "configOptions")
-    return cls(config_options=x_config_options, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        config_options=rt.need(x_config_options, path, "configOptions"), meta=UNSET if x_meta is MISSING else x_meta
+    )
 
 
 def d_SessionInfoUpdate(v: Any, path: str, cx: rt.Ctx) -> t.SessionInfoUpdate:
@@ -4348,35 +2771,14 @@ def f_SessionInfoUpdate(
     seen = 0
     for key, val, s, e in members:
         if key == "title":
-            if seen & 1:
-                raise rt.duplicate(path, "title")
-            seen |= 1
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "updatedAt":
-            if seen & 2:
-                raise rt.duplicate(path, "updatedAt")
-            seen |= 2
-            p = path + ".updatedAt"
-            mark = len(cx.warnings)
-            try:
-                x_updated_at = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_updated_at = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_updated_at = rt.lenient(cx, val, path + ".updatedAt", rt.d_str, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         title=UNSET if x_title is MISSING else x_title,
         updated_at=UNSET if x_updated_at is MISSING else x_updated_at,
@@ -4395,32 +2797,19 @@ def f_Cost(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Cost]) -> t.C
     seen = 0
     for key, val, s, e in members:
         if key == "amount":
-            if seen & 1:
-                raise rt.duplicate(path, "amount")
-            seen |= 1
-            p = path + ".amount"
-            x_amount = rt.d_f64(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_amount = rt.d_f64(val, path + ".amount", cx)
         elif key == "currency":
-            if seen & 2:
-                raise rt.duplicate(path, "currency")
-            seen |= 2
-            p = path + ".currency"
-            x_currency = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_currency = rt.d_str(val, path + ".currency", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_amount is MISSING:
-        raise rt.missing(path, "amount")
-    if x_currency is MISSING:
-        raise rt.missing(path, "currency")
-    return cls(amount=x_amount, currency=x_currency, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        amount=rt.need(x_amount, path, "amount"),
+        currency=rt.need(x_currency, path, "currency"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_UsageUpdate(v: Any, path: str, cx: rt.Ctx) -> t.UsageUpdate:
@@ -4435,44 +2824,20 @@ def f_UsageUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.UsageU
     seen = 0
     for key, val, s, e in members:
         if key == "used":
-            if seen & 1:
-                raise rt.duplicate(path, "used")
-            seen |= 1
-            p = path + ".used"
-            x_used = rt.d_u64(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_used = rt.d_u64(val, path + ".used", cx)
         elif key == "size":
-            if seen & 2:
-                raise rt.duplicate(path, "size")
-            seen |= 2
-            p = path + ".size"
-            x_size = rt.d_u64(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_size = rt.d_u64(val, path + ".size", cx)
         elif key == "cost":
-            if seen & 4:
-                raise rt.duplicate(path, "cost")
-            seen |= 4
-            p = path + ".cost"
-            mark = len(cx.warnings)
-            try:
-                x_cost = None if val is None else d_Cost(val, p, cx)
-            except DecodeError as err:
-                x_cost = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_cost = rt.lenient(cx, val, path + ".cost", d_Cost, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_used is MISSING:
-        raise rt.missing(path, "used")
-    if x_size is MISSING:
-        raise rt.missing(path, "size")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        used=x_used,
-        size=x_size,
+        used=rt.need(x_used, path, "used"),
+        size=rt.need(x_size, path, "size"),
         cost=UNSET if x_cost is MISSING else x_cost,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -4494,37 +2859,17 @@ def f_Notice(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Notice]) ->
     seen = 0
     for key, val, s, e in members:
         if key == "severity":
-            if seen & 1:
-                raise rt.duplicate(path, "severity")
-            seen |= 1
-            p = path + ".severity"
-            x_severity = d_NoticeSeverity(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_severity = d_NoticeSeverity(val, path + ".severity", cx)
         elif key == "title":
-            if seen & 2:
-                raise rt.duplicate(path, "title")
-            seen |= 2
-            p = path + ".title"
-            x_title = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_title = rt.d_str(val, path + ".title", cx)
         elif key == "description":
-            if seen & 4:
-                raise rt.duplicate(path, "description")
-            seen |= 4
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     if x_severity is MISSING:
         raise rt.missing(path, "severity")
     if x_title is MISSING:
@@ -4555,50 +2900,23 @@ def f_CompactionUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.C
     seen = 0
     for key, val, s, e in members:
         if key == "compactionId":
-            if seen & 1:
-                raise rt.duplicate(path, "compactionId")
-            seen |= 1
-            p = path + ".compactionId"
-            x_compaction_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_compaction_id = rt.d_str(val, path + ".compactionId", cx)
         elif key == "status":
-            if seen & 2:
-                raise rt.duplicate(path, "status")
-            seen |= 2
-            p = path + ".status"
-            x_status = d_CompactionStatus(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_status = d_CompactionStatus(val, path + ".status", cx)
         elif key == "summary":
-            if seen & 4:
-                raise rt.duplicate(path, "summary")
-            seen |= 4
-            p = path + ".summary"
-            x_summary = rt.items(cx, val, p, d_ContentBlock, True, True)
+            seen = rt.once(seen, 4, path, key)
+            x_summary = rt.items(cx, val, path + ".summary", d_ContentBlock, True, True)
         elif key == "error":
-            if seen & 8:
-                raise rt.duplicate(path, "error")
-            seen |= 8
-            p = path + ".error"
-            mark = len(cx.warnings)
-            try:
-                x_error = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_error = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_error = rt.lenient(cx, val, path + ".error", rt.d_str, True)
         elif key == "_meta":
-            if seen & 16:
-                raise rt.duplicate(path, "_meta")
-            seen |= 16
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_compaction_id is MISSING:
-        raise rt.missing(path, "compactionId")
-    if x_status is MISSING:
-        raise rt.missing(path, "status")
+            seen = rt.once(seen, 16, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        compaction_id=x_compaction_id,
-        status=x_status,
+        compaction_id=rt.need(x_compaction_id, path, "compactionId"),
+        status=rt.need(x_status, path, "status"),
         summary=UNSET if x_summary is MISSING else x_summary,
         error=UNSET if x_error is MISSING else x_error,
         meta=UNSET if x_meta is MISSING else x_meta,
@@ -4620,32 +2938,19 @@ def f_CompactionSummaryChunk(
     seen = 0
     for key, val, s, e in members:
         if key == "compactionId":
-            if seen & 1:
-                raise rt.duplicate(path, "compactionId")
-            seen |= 1
-            p = path + ".compactionId"
-            x_compaction_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_compaction_id = rt.d_str(val, path + ".compactionId", cx)
         elif key == "content":
-            if seen & 2:
-                raise rt.duplicate(path, "content")
-            seen |= 2
-            p = path + ".content"
-            x_content = d_ContentBlock(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_content = d_ContentBlock(val, path + ".content", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_compaction_id is MISSING:
-        raise rt.missing(path, "compactionId")
-    if x_content is MISSING:
-        raise rt.missing(path, "content")
-    return cls(compaction_id=x_compaction_id, content=x_content, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        compaction_id=rt.need(x_compaction_id, path, "compactionId"),
+        content=rt.need(x_content, path, "content"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_CompleteElicitationNotification(v: Any, path: str, cx: rt.Ctx) -> t.CompleteElicitationNotification:
@@ -4665,24 +2970,14 @@ def f_CompleteElicitationNotification(
     seen = 0
     for key, val, s, e in members:
         if key == "elicitationId":
-            if seen & 1:
-                raise rt.duplicate(path, "elicitationId")
-            seen |= 1
-            p = path + ".elicitationId"
-            x_elicitation_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_elicitation_id = rt.d_str(val, path + ".elicitationId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_elicitation_id is MISSING:
-        raise rt.missing(path, "elicitationId")
-    return cls(elicitation_id=x_elicitation_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        elicitation_id=rt.need(x_elicitation_id, path, "elicitationId"), meta=UNSET if x_meta is MISSING else x_meta
+    )
 
 
 def d_InitializeRequest(v: Any, path: str, cx: rt.Ctx) -> t.InitializeRequest:
@@ -4699,45 +2994,19 @@ def f_InitializeRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "protocolVersion":
-            if seen & 1:
-                raise rt.duplicate(path, "protocolVersion")
-            seen |= 1
-            p = path + ".protocolVersion"
-            x_protocol_version = rt.d_u16(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_protocol_version = rt.d_u16(val, path + ".protocolVersion", cx)
         elif key == "clientCapabilities":
-            if seen & 2:
-                raise rt.duplicate(path, "clientCapabilities")
-            seen |= 2
-            p = path + ".clientCapabilities"
-            mark = len(cx.warnings)
-            try:
-                x_client_capabilities = d_ClientCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_client_capabilities = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_client_capabilities = rt.lenient(cx, val, path + ".clientCapabilities", d_ClientCapabilities)
         elif key == "clientInfo":
-            if seen & 4:
-                raise rt.duplicate(path, "clientInfo")
-            seen |= 4
-            p = path + ".clientInfo"
-            mark = len(cx.warnings)
-            try:
-                x_client_info = None if val is None else d_Implementation(val, p, cx)
-            except DecodeError as err:
-                x_client_info = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_client_info = rt.lenient(cx, val, path + ".clientInfo", d_Implementation, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_protocol_version is MISSING:
-        raise rt.missing(path, "protocolVersion")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        protocol_version=x_protocol_version,
+        protocol_version=rt.need(x_protocol_version, path, "protocolVersion"),
         client_capabilities=t.ClientCapabilities() if x_client_capabilities is MISSING else x_client_capabilities,
         client_info=UNSET if x_client_info is MISSING else x_client_info,
         meta=UNSET if x_meta is MISSING else x_meta,
@@ -4760,65 +3029,23 @@ def f_ClientCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "fs":
-            if seen & 1:
-                raise rt.duplicate(path, "fs")
-            seen |= 1
-            p = path + ".fs"
-            mark = len(cx.warnings)
-            try:
-                x_fs = d_FileSystemCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_fs = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_fs = rt.lenient(cx, val, path + ".fs", d_FileSystemCapabilities)
         elif key == "terminal":
-            if seen & 2:
-                raise rt.duplicate(path, "terminal")
-            seen |= 2
-            p = path + ".terminal"
-            mark = len(cx.warnings)
-            try:
-                x_terminal = rt.d_bool(val, p, cx)
-            except DecodeError as err:
-                x_terminal = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_terminal = rt.lenient(cx, val, path + ".terminal", rt.d_bool)
         elif key == "session":
-            if seen & 4:
-                raise rt.duplicate(path, "session")
-            seen |= 4
-            p = path + ".session"
-            mark = len(cx.warnings)
-            try:
-                x_session = None if val is None else d_ClientSessionCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_session = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_session = rt.lenient(cx, val, path + ".session", d_ClientSessionCapabilities, True)
         elif key == "auth":
-            if seen & 8:
-                raise rt.duplicate(path, "auth")
-            seen |= 8
-            p = path + ".auth"
-            mark = len(cx.warnings)
-            try:
-                x_auth = d_AuthCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_auth = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_auth = rt.lenient(cx, val, path + ".auth", d_AuthCapabilities)
         elif key == "elicitation":
-            if seen & 16:
-                raise rt.duplicate(path, "elicitation")
-            seen |= 16
-            p = path + ".elicitation"
-            mark = len(cx.warnings)
-            try:
-                x_elicitation = None if val is None else d_ElicitationCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_elicitation = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 16, path, key)
+            x_elicitation = rt.lenient(cx, val, path + ".elicitation", d_ElicitationCapabilities, True)
         elif key == "_meta":
-            if seen & 32:
-                raise rt.duplicate(path, "_meta")
-            seen |= 32
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 32, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         fs=t.FileSystemCapabilities() if x_fs is MISSING else x_fs,
         terminal=False if x_terminal is MISSING else x_terminal,
@@ -4844,35 +3071,14 @@ def f_FileSystemCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "readTextFile":
-            if seen & 1:
-                raise rt.duplicate(path, "readTextFile")
-            seen |= 1
-            p = path + ".readTextFile"
-            mark = len(cx.warnings)
-            try:
-                x_read_text_file = rt.d_bool(val, p, cx)
-            except DecodeError as err:
-                x_read_text_file = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_read_text_file = rt.lenient(cx, val, path + ".readTextFile", rt.d_bool)
         elif key == "writeTextFile":
-            if seen & 2:
-                raise rt.duplicate(path, "writeTextFile")
-            seen |= 2
-            p = path + ".writeTextFile"
-            mark = len(cx.warnings)
-            try:
-                x_write_text_file = rt.d_bool(val, p, cx)
-            except DecodeError as err:
-                x_write_text_file = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_write_text_file = rt.lenient(cx, val, path + ".writeTextFile", rt.d_bool)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         read_text_file=False if x_read_text_file is MISSING else x_read_text_file,
         write_text_file=False if x_write_text_file is MISSING else x_write_text_file,
@@ -4896,45 +3102,17 @@ def f_ClientSessionCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "compaction":
-            if seen & 1:
-                raise rt.duplicate(path, "compaction")
-            seen |= 1
-            p = path + ".compaction"
-            mark = len(cx.warnings)
-            try:
-                x_compaction = None if val is None else d_CompactionCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_compaction = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_compaction = rt.lenient(cx, val, path + ".compaction", d_CompactionCapabilities, True)
         elif key == "configOptions":
-            if seen & 2:
-                raise rt.duplicate(path, "configOptions")
-            seen |= 2
-            p = path + ".configOptions"
-            mark = len(cx.warnings)
-            try:
-                x_config_options = None if val is None else d_SessionConfigOptionsCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_config_options = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_config_options = rt.lenient(cx, val, path + ".configOptions", d_SessionConfigOptionsCapabilities, True)
         elif key == "notices":
-            if seen & 4:
-                raise rt.duplicate(path, "notices")
-            seen |= 4
-            p = path + ".notices"
-            mark = len(cx.warnings)
-            try:
-                x_notices = None if val is None else d_NoticeCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_notices = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_notices = rt.lenient(cx, val, path + ".notices", d_NoticeCapabilities, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         compaction=UNSET if x_compaction is MISSING else x_compaction,
         config_options=UNSET if x_config_options is MISSING else x_config_options,
@@ -4972,25 +3150,11 @@ def f_SessionConfigOptionsCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "boolean":
-            if seen & 1:
-                raise rt.duplicate(path, "boolean")
-            seen |= 1
-            p = path + ".boolean"
-            mark = len(cx.warnings)
-            try:
-                x_boolean = None if val is None else d_BooleanConfigOptionCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_boolean = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_boolean = rt.lenient(cx, val, path + ".boolean", d_BooleanConfigOptionCapabilities, True)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(boolean=UNSET if x_boolean is MISSING else x_boolean, meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -5010,15 +3174,8 @@ def f_BooleanConfigOptionCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -5042,25 +3199,11 @@ def f_AuthCapabilities(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.A
     seen = 0
     for key, val, s, e in members:
         if key == "terminal":
-            if seen & 1:
-                raise rt.duplicate(path, "terminal")
-            seen |= 1
-            p = path + ".terminal"
-            mark = len(cx.warnings)
-            try:
-                x_terminal = rt.d_bool(val, p, cx)
-            except DecodeError as err:
-                x_terminal = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_terminal = rt.lenient(cx, val, path + ".terminal", rt.d_bool)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(terminal=False if x_terminal is MISSING else x_terminal, meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -5079,35 +3222,14 @@ def f_ElicitationCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "form":
-            if seen & 1:
-                raise rt.duplicate(path, "form")
-            seen |= 1
-            p = path + ".form"
-            mark = len(cx.warnings)
-            try:
-                x_form = None if val is None else d_ElicitationFormCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_form = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_form = rt.lenient(cx, val, path + ".form", d_ElicitationFormCapabilities, True)
         elif key == "url":
-            if seen & 2:
-                raise rt.duplicate(path, "url")
-            seen |= 2
-            p = path + ".url"
-            mark = len(cx.warnings)
-            try:
-                x_url = None if val is None else d_ElicitationUrlCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_url = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_url = rt.lenient(cx, val, path + ".url", d_ElicitationUrlCapabilities, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         form=UNSET if x_form is MISSING else x_form,
         url=UNSET if x_url is MISSING else x_url,
@@ -5128,15 +3250,8 @@ def f_ElicitationFormCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -5153,15 +3268,8 @@ def f_ElicitationUrlCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -5179,24 +3287,12 @@ def f_AuthenticateRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "methodId":
-            if seen & 1:
-                raise rt.duplicate(path, "methodId")
-            seen |= 1
-            p = path + ".methodId"
-            x_method_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_method_id = rt.d_str(val, path + ".methodId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_method_id is MISSING:
-        raise rt.missing(path, "methodId")
-    return cls(method_id=x_method_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(method_id=rt.need(x_method_id, path, "methodId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_LogoutRequest(v: Any, path: str, cx: rt.Ctx) -> t.LogoutRequest:
@@ -5208,15 +3304,8 @@ def f_LogoutRequest(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Logo
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -5234,43 +3323,23 @@ def f_NewSessionRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "cwd":
-            if seen & 1:
-                raise rt.duplicate(path, "cwd")
-            seen |= 1
-            p = path + ".cwd"
-            x_cwd = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_cwd = rt.d_str(val, path + ".cwd", cx)
         elif key == "additionalDirectories":
-            if seen & 2:
-                raise rt.duplicate(path, "additionalDirectories")
-            seen |= 2
-            p = path + ".additionalDirectories"
-            x_additional_directories = rt.default_on_null(cx, val, p, _list_1)
+            seen = rt.once(seen, 2, path, key)
+            x_additional_directories = rt.default_on_null(cx, val, path + ".additionalDirectories", _list_1)
         elif key == "mcpServers":
-            if seen & 4:
-                raise rt.duplicate(path, "mcpServers")
-            seen |= 4
-            p = path + ".mcpServers"
-            x_mcp_servers = rt.default_on_null(cx, val, p, _list_8)
+            seen = rt.once(seen, 4, path, key)
+            x_mcp_servers = rt.default_on_null(cx, val, path + ".mcpServers", _list_8)
             if x_mcp_servers is MISSING:
                 x_mcp_servers = []
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_cwd is MISSING:
-        raise rt.missing(path, "cwd")
-    if x_mcp_servers is MISSING:
-        raise rt.missing(path, "mcpServers")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        cwd=x_cwd,
+        cwd=rt.need(x_cwd, path, "cwd"),
         additional_directories=UNSET if x_additional_directories is MISSING else x_additional_directories,
-        mcp_servers=x_mcp_servers,
+        mcp_servers=rt.need(x_mcp_servers, path, "mcpServers"),
         meta=UNSET if x_meta is MISSING else x_meta,
     )
 
@@ -5299,32 +3368,19 @@ def f_HttpHeader(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.HttpHea
     seen = 0
     for key, val, s, e in members:
         if key == "name":
-            if seen & 1:
-                raise rt.duplicate(path, "name")
-            seen |= 1
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "value":
-            if seen & 2:
-                raise rt.duplicate(path, "value")
-            seen |= 2
-            p = path + ".value"
-            x_value = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_value = rt.d_str(val, path + ".value", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
-    if x_value is MISSING:
-        raise rt.missing(path, "value")
-    return cls(name=x_name, value=x_value, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        name=rt.need(x_name, path, "name"),
+        value=rt.need(x_value, path, "value"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_McpServerHttp(v: Any, path: str, cx: rt.Ctx) -> t.McpServerHttp:
@@ -5339,42 +3395,25 @@ def f_McpServerHttp(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.McpS
     seen = 0
     for key, val, s, e in members:
         if key == "name":
-            if seen & 1:
-                raise rt.duplicate(path, "name")
-            seen |= 1
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "url":
-            if seen & 2:
-                raise rt.duplicate(path, "url")
-            seen |= 2
-            p = path + ".url"
-            x_url = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_url = rt.d_str(val, path + ".url", cx)
         elif key == "headers":
-            if seen & 4:
-                raise rt.duplicate(path, "headers")
-            seen |= 4
-            p = path + ".headers"
-            x_headers = rt.default_on_null(cx, val, p, _list_9)
+            seen = rt.once(seen, 4, path, key)
+            x_headers = rt.default_on_null(cx, val, path + ".headers", _list_9)
             if x_headers is MISSING:
                 x_headers = []
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
-    if x_url is MISSING:
-        raise rt.missing(path, "url")
-    if x_headers is MISSING:
-        raise rt.missing(path, "headers")
-    return cls(name=x_name, url=x_url, headers=x_headers, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        name=rt.need(x_name, path, "name"),
+        url=rt.need(x_url, path, "url"),
+        headers=rt.need(x_headers, path, "headers"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_McpServerSse(v: Any, path: str, cx: rt.Ctx) -> t.McpServerSse:
@@ -5389,42 +3428,25 @@ def f_McpServerSse(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.McpSe
     seen = 0
     for key, val, s, e in members:
         if key == "name":
-            if seen & 1:
-                raise rt.duplicate(path, "name")
-            seen |= 1
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "url":
-            if seen & 2:
-                raise rt.duplicate(path, "url")
-            seen |= 2
-            p = path + ".url"
-            x_url = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_url = rt.d_str(val, path + ".url", cx)
         elif key == "headers":
-            if seen & 4:
-                raise rt.duplicate(path, "headers")
-            seen |= 4
-            p = path + ".headers"
-            x_headers = rt.default_on_null(cx, val, p, _list_9)
+            seen = rt.once(seen, 4, path, key)
+            x_headers = rt.default_on_null(cx, val, path + ".headers", _list_9)
             if x_headers is MISSING:
                 x_headers = []
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
-    if x_url is MISSING:
-        raise rt.missing(path, "url")
-    if x_headers is MISSING:
-        raise rt.missing(path, "headers")
-    return cls(name=x_name, url=x_url, headers=x_headers, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        name=rt.need(x_name, path, "name"),
+        url=rt.need(x_url, path, "url"),
+        headers=rt.need(x_headers, path, "headers"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_McpServerStdio(v: Any, path: str, cx: rt.Ctx) -> t.McpServerStdio:
@@ -5440,52 +3462,31 @@ def f_McpServerStdio(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Mcp
     seen = 0
     for key, val, s, e in members:
         if key == "name":
-            if seen & 1:
-                raise rt.duplicate(path, "name")
-            seen |= 1
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "command":
-            if seen & 2:
-                raise rt.duplicate(path, "command")
-            seen |= 2
-            p = path + ".command"
-            x_command = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_command = rt.d_str(val, path + ".command", cx)
         elif key == "args":
-            if seen & 4:
-                raise rt.duplicate(path, "args")
-            seen |= 4
-            p = path + ".args"
-            x_args = rt.default_on_null(cx, val, p, _list_1)
+            seen = rt.once(seen, 4, path, key)
+            x_args = rt.default_on_null(cx, val, path + ".args", _list_1)
             if x_args is MISSING:
                 x_args = []
         elif key == "env":
-            if seen & 8:
-                raise rt.duplicate(path, "env")
-            seen |= 8
-            p = path + ".env"
-            x_env = rt.default_on_null(cx, val, p, _list_2)
+            seen = rt.once(seen, 8, path, key)
+            x_env = rt.default_on_null(cx, val, path + ".env", _list_2)
             if x_env is MISSING:
                 x_env = []
         elif key == "_meta":
-            if seen & 16:
-                raise rt.duplicate(path, "_meta")
-            seen |= 16
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
-    if x_command is MISSING:
-        raise rt.missing(path, "command")
-    if x_args is MISSING:
-        raise rt.missing(path, "args")
-    if x_env is MISSING:
-        raise rt.missing(path, "env")
-    return cls(name=x_name, command=x_command, args=x_args, env=x_env, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 16, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        name=rt.need(x_name, path, "name"),
+        command=rt.need(x_command, path, "command"),
+        args=rt.need(x_args, path, "args"),
+        env=rt.need(x_env, path, "env"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_LoadSessionRequest(v: Any, path: str, cx: rt.Ctx) -> t.LoadSessionRequest:
@@ -5503,52 +3504,27 @@ def f_LoadSessionRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "mcpServers":
-            if seen & 1:
-                raise rt.duplicate(path, "mcpServers")
-            seen |= 1
-            p = path + ".mcpServers"
-            x_mcp_servers = rt.default_on_null(cx, val, p, _list_8)
+            seen = rt.once(seen, 1, path, key)
+            x_mcp_servers = rt.default_on_null(cx, val, path + ".mcpServers", _list_8)
             if x_mcp_servers is MISSING:
                 x_mcp_servers = []
         elif key == "cwd":
-            if seen & 2:
-                raise rt.duplicate(path, "cwd")
-            seen |= 2
-            p = path + ".cwd"
-            x_cwd = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_cwd = rt.d_str(val, path + ".cwd", cx)
         elif key == "additionalDirectories":
-            if seen & 4:
-                raise rt.duplicate(path, "additionalDirectories")
-            seen |= 4
-            p = path + ".additionalDirectories"
-            x_additional_directories = rt.default_on_null(cx, val, p, _list_1)
+            seen = rt.once(seen, 4, path, key)
+            x_additional_directories = rt.default_on_null(cx, val, path + ".additionalDirectories", _list_1)
         elif key == "sessionId":
-            if seen & 8:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 8
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 8, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "_meta":
-            if seen & 16:
-                raise rt.duplicate(path, "_meta")
-            seen |= 16
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_mcp_servers is MISSING:
-        raise rt.missing(path, "mcpServers")
-    if x_cwd is MISSING:
-        raise rt.missing(path, "cwd")
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
+            seen = rt.once(seen, 16, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        mcp_servers=x_mcp_servers,
-        cwd=x_cwd,
+        mcp_servers=rt.need(x_mcp_servers, path, "mcpServers"),
+        cwd=rt.need(x_cwd, path, "cwd"),
         additional_directories=UNSET if x_additional_directories is MISSING else x_additional_directories,
-        session_id=x_session_id,
+        session_id=rt.need(x_session_id, path, "sessionId"),
         meta=UNSET if x_meta is MISSING else x_meta,
     )
 
@@ -5568,27 +3544,14 @@ def f_ListSessionsRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "cwd":
-            if seen & 1:
-                raise rt.duplicate(path, "cwd")
-            seen |= 1
-            p = path + ".cwd"
-            x_cwd = None if val is None else rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_cwd = None if val is None else rt.d_str(val, path + ".cwd", cx)
         elif key == "cursor":
-            if seen & 2:
-                raise rt.duplicate(path, "cursor")
-            seen |= 2
-            p = path + ".cursor"
-            x_cursor = None if val is None else rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_cursor = None if val is None else rt.d_str(val, path + ".cursor", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         cwd=UNSET if x_cwd is MISSING else x_cwd,
         cursor=UNSET if x_cursor is MISSING else x_cursor,
@@ -5610,24 +3573,12 @@ def f_DeleteSessionRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    return cls(session_id=x_session_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(session_id=rt.need(x_session_id, path, "sessionId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_ResumeSessionRequest(v: Any, path: str, cx: rt.Ctx) -> t.ResumeSessionRequest:
@@ -5647,46 +3598,23 @@ def f_ResumeSessionRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "cwd":
-            if seen & 2:
-                raise rt.duplicate(path, "cwd")
-            seen |= 2
-            p = path + ".cwd"
-            x_cwd = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_cwd = rt.d_str(val, path + ".cwd", cx)
         elif key == "additionalDirectories":
-            if seen & 4:
-                raise rt.duplicate(path, "additionalDirectories")
-            seen |= 4
-            p = path + ".additionalDirectories"
-            x_additional_directories = rt.default_on_null(cx, val, p, _list_1)
+            seen = rt.once(seen, 4, path, key)
+            x_additional_directories = rt.default_on_null(cx, val, path + ".additionalDirectories", _list_1)
         elif key == "mcpServers":
-            if seen & 8:
-                raise rt.duplicate(path, "mcpServers")
-            seen |= 8
-            p = path + ".mcpServers"
-            x_mcp_servers = rt.default_on_null(cx, val, p, _list_8)
+            seen = rt.once(seen, 8, path, key)
+            x_mcp_servers = rt.default_on_null(cx, val, path + ".mcpServers", _list_8)
         elif key == "_meta":
-            if seen & 16:
-                raise rt.duplicate(path, "_meta")
-            seen |= 16
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    if x_cwd is MISSING:
-        raise rt.missing(path, "cwd")
+            seen = rt.once(seen, 16, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        session_id=x_session_id,
-        cwd=x_cwd,
+        session_id=rt.need(x_session_id, path, "sessionId"),
+        cwd=rt.need(x_cwd, path, "cwd"),
         additional_directories=UNSET if x_additional_directories is MISSING else x_additional_directories,
         mcp_servers=UNSET if x_mcp_servers is MISSING else x_mcp_servers,
         meta=UNSET if x_meta is MISSING else x_meta,
@@ -5707,24 +3635,12 @@ def f_CloseSessionRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    return cls(session_id=x_session_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(session_id=rt.need(x_session_id, path, "sessionId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_SetSessionModeRequest(v: Any, path: str, cx: rt.Ctx) -> t.SetSessionModeRequest:
@@ -5742,32 +3658,19 @@ def f_SetSessionModeRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "modeId":
-            if seen & 2:
-                raise rt.duplicate(path, "modeId")
-            seen |= 2
-            p = path + ".modeId"
-            x_mode_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_mode_id = rt.d_str(val, path + ".modeId", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    if x_mode_id is MISSING:
-        raise rt.missing(path, "modeId")
-    return cls(session_id=x_session_id, mode_id=x_mode_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        session_id=rt.need(x_session_id, path, "sessionId"),
+        mode_id=rt.need(x_mode_id, path, "modeId"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_SetSessionConfigOptionRequestVariantBoolean(
@@ -5788,14 +3691,9 @@ def f_SetSessionConfigOptionRequestVariantBoolean(
     seen = 0
     for key, val, _s, _e in members:
         if key == "value":
-            if seen & 1:
-                raise rt.duplicate(path, "value")
-            seen |= 1
-            p = path + ".value"
-            x_value = rt.d_bool(val, p, cx)
-    if x_value is MISSING:
-        raise rt.missing(path, "value")
-    return cls(value=x_value)
+            seen = rt.once(seen, 1, path, key)
+            x_value = rt.d_bool(val, path + ".value", cx)
+    return cls(value=rt.need(x_value, path, "value"))
 
 
 def d_SetSessionConfigOptionRequestVariantValueId(
@@ -5816,14 +3714,9 @@ def f_SetSessionConfigOptionRequestVariantValueId(
     seen = 0
     for key, val, _s, _e in members:
         if key == "value":
-            if seen & 1:
-                raise rt.duplicate(path, "value")
-            seen |= 1
-            p = path + ".value"
-            x_value = rt.d_str(val, p, cx)
-    if x_value is MISSING:
-        raise rt.missing(path, "value")
-    return cls(value=x_value)
+            seen = rt.once(seen, 1, path, key)
+            x_value = rt.d_str(val, path + ".value", cx)
+    return cls(value=rt.need(x_value, path, "value"))
 
 
 def d_SetSessionConfigOptionRequestVariant(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -5852,34 +3745,20 @@ def d_SetSessionConfigOptionRequest(v: Any, path: str, cx: rt.Ctx) -> t.SetSessi
     seen = 0
     for key, val, s, e in obj.members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "configId":
-            if seen & 2:
-                raise rt.duplicate(path, "configId")
-            seen |= 2
-            p = path + ".configId"
-            x_config_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_config_id = rt.d_str(val, path + ".configId", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    if x_config_id is MISSING:
-        raise rt.missing(path, "configId")
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     variant = d_SetSessionConfigOptionRequestVariant(obj, path, cx)
     return t.SetSessionConfigOptionRequest(
-        session_id=x_session_id, config_id=x_config_id, meta=UNSET if x_meta is MISSING else x_meta, variant=variant
+        session_id=rt.need(x_session_id, path, "sessionId"),
+        config_id=rt.need(x_config_id, path, "configId"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+        variant=variant,
     )
 
 
@@ -5894,32 +3773,19 @@ def f_PromptRequest(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Prom
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "prompt":
-            if seen & 2:
-                raise rt.duplicate(path, "prompt")
-            seen |= 2
-            p = path + ".prompt"
-            x_prompt = _list_10(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_prompt = _list_10(val, path + ".prompt", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    if x_prompt is MISSING:
-        raise rt.missing(path, "prompt")
-    return cls(session_id=x_session_id, prompt=x_prompt, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        session_id=rt.need(x_session_id, path, "sessionId"),
+        prompt=rt.need(x_prompt, path, "prompt"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_WriteTextFileResponse(v: Any, path: str, cx: rt.Ctx) -> t.WriteTextFileResponse:
@@ -5935,15 +3801,8 @@ def f_WriteTextFileResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -5961,24 +3820,12 @@ def f_ReadTextFileResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "content":
-            if seen & 1:
-                raise rt.duplicate(path, "content")
-            seen |= 1
-            p = path + ".content"
-            x_content = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_content = rt.d_str(val, path + ".content", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_content is MISSING:
-        raise rt.missing(path, "content")
-    return cls(content=x_content, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(content=rt.need(x_content, path, "content"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_RequestPermissionResponse(v: Any, path: str, cx: rt.Ctx) -> t.RequestPermissionResponse:
@@ -5995,24 +3842,12 @@ def f_RequestPermissionResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "outcome":
-            if seen & 1:
-                raise rt.duplicate(path, "outcome")
-            seen |= 1
-            p = path + ".outcome"
-            x_outcome = d_RequestPermissionOutcome(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_outcome = d_RequestPermissionOutcome(val, path + ".outcome", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_outcome is MISSING:
-        raise rt.missing(path, "outcome")
-    return cls(outcome=x_outcome, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(outcome=rt.need(x_outcome, path, "outcome"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_RequestPermissionOutcome(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -6042,24 +3877,12 @@ def f_SelectedPermissionOutcome(
     seen = 0
     for key, val, s, e in members:
         if key == "optionId":
-            if seen & 1:
-                raise rt.duplicate(path, "optionId")
-            seen |= 1
-            p = path + ".optionId"
-            x_option_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_option_id = rt.d_str(val, path + ".optionId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_option_id is MISSING:
-        raise rt.missing(path, "optionId")
-    return cls(option_id=x_option_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(option_id=rt.need(x_option_id, path, "optionId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_CreateTerminalResponse(v: Any, path: str, cx: rt.Ctx) -> t.CreateTerminalResponse:
@@ -6076,24 +3899,12 @@ def f_CreateTerminalResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "terminalId":
-            if seen & 1:
-                raise rt.duplicate(path, "terminalId")
-            seen |= 1
-            p = path + ".terminalId"
-            x_terminal_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_terminal_id = rt.d_str(val, path + ".terminalId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_terminal_id is MISSING:
-        raise rt.missing(path, "terminalId")
-    return cls(terminal_id=x_terminal_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(terminal_id=rt.need(x_terminal_id, path, "terminalId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_TerminalOutputResponse(v: Any, path: str, cx: rt.Ctx) -> t.TerminalOutputResponse:
@@ -6112,44 +3923,20 @@ def f_TerminalOutputResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "output":
-            if seen & 1:
-                raise rt.duplicate(path, "output")
-            seen |= 1
-            p = path + ".output"
-            x_output = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_output = rt.d_str(val, path + ".output", cx)
         elif key == "truncated":
-            if seen & 2:
-                raise rt.duplicate(path, "truncated")
-            seen |= 2
-            p = path + ".truncated"
-            x_truncated = rt.d_bool(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_truncated = rt.d_bool(val, path + ".truncated", cx)
         elif key == "exitStatus":
-            if seen & 4:
-                raise rt.duplicate(path, "exitStatus")
-            seen |= 4
-            p = path + ".exitStatus"
-            mark = len(cx.warnings)
-            try:
-                x_exit_status = None if val is None else d_TerminalExitStatus(val, p, cx)
-            except DecodeError as err:
-                x_exit_status = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_exit_status = rt.lenient(cx, val, path + ".exitStatus", d_TerminalExitStatus, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_output is MISSING:
-        raise rt.missing(path, "output")
-    if x_truncated is MISSING:
-        raise rt.missing(path, "truncated")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        output=x_output,
-        truncated=x_truncated,
+        output=rt.need(x_output, path, "output"),
+        truncated=rt.need(x_truncated, path, "truncated"),
         exit_status=UNSET if x_exit_status is MISSING else x_exit_status,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -6168,35 +3955,14 @@ def f_TerminalExitStatus(
     seen = 0
     for key, val, s, e in members:
         if key == "exitCode":
-            if seen & 1:
-                raise rt.duplicate(path, "exitCode")
-            seen |= 1
-            p = path + ".exitCode"
-            mark = len(cx.warnings)
-            try:
-                x_exit_code = None if val is None else rt.d_u32(val, p, cx)
-            except DecodeError as err:
-                x_exit_code = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_exit_code = rt.lenient(cx, val, path + ".exitCode", rt.d_u32, True)
         elif key == "signal":
-            if seen & 2:
-                raise rt.duplicate(path, "signal")
-            seen |= 2
-            p = path + ".signal"
-            mark = len(cx.warnings)
-            try:
-                x_signal = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_signal = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_signal = rt.lenient(cx, val, path + ".signal", rt.d_str, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         exit_code=UNSET if x_exit_code is MISSING else x_exit_code,
         signal=UNSET if x_signal is MISSING else x_signal,
@@ -6217,15 +3983,8 @@ def f_ReleaseTerminalResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -6244,35 +4003,14 @@ def f_WaitForTerminalExitResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "exitCode":
-            if seen & 1:
-                raise rt.duplicate(path, "exitCode")
-            seen |= 1
-            p = path + ".exitCode"
-            mark = len(cx.warnings)
-            try:
-                x_exit_code = None if val is None else rt.d_u32(val, p, cx)
-            except DecodeError as err:
-                x_exit_code = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_exit_code = rt.lenient(cx, val, path + ".exitCode", rt.d_u32, True)
         elif key == "signal":
-            if seen & 2:
-                raise rt.duplicate(path, "signal")
-            seen |= 2
-            p = path + ".signal"
-            mark = len(cx.warnings)
-            try:
-                x_signal = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_signal = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_signal = rt.lenient(cx, val, path + ".signal", rt.d_str, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         exit_code=UNSET if x_exit_code is MISSING else x_exit_code,
         signal=UNSET if x_signal is MISSING else x_signal,
@@ -6293,15 +4031,8 @@ def f_KillTerminalResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -6325,15 +4056,8 @@ def d_CreateElicitationResponse(v: Any, path: str, cx: rt.Ctx) -> t.CreateElicit
     seen = 0
     for key, val, s, e in obj.members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     variant = d_CreateElicitationResponseVariant(obj, path, cx)
     return t.CreateElicitationResponse(meta=UNSET if x_meta is MISSING else x_meta, variant=variant)
 
@@ -6374,11 +4098,8 @@ def f_ElicitationAcceptAction(
     seen = 0
     for key, val, _s, _e in members:
         if key == "content":
-            if seen & 1:
-                raise rt.duplicate(path, "content")
-            seen |= 1
-            p = path + ".content"
-            x_content = None if val is None else _map_11(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_content = None if val is None else _map_11(val, path + ".content", cx)
     return cls(content=UNSET if x_content is MISSING else x_content)
 
 
@@ -6394,24 +4115,12 @@ def f_CancelNotification(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    return cls(session_id=x_session_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(session_id=rt.need(x_session_id, path, "sessionId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_CancelRequestNotification(v: Any, path: str, cx: rt.Ctx) -> t.CancelRequestNotification:
@@ -6428,24 +4137,12 @@ def f_CancelRequestNotification(
     seen = 0
     for key, val, s, e in members:
         if key == "requestId":
-            if seen & 1:
-                raise rt.duplicate(path, "requestId")
-            seen |= 1
-            p = path + ".requestId"
-            x_request_id = rt.d_request_id(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_request_id = rt.d_request_id(val, path + ".requestId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_request_id is MISSING:
-        raise rt.missing(path, "requestId")
-    return cls(request_id=x_request_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(request_id=rt.need(x_request_id, path, "requestId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 DECODERS: Final[dict[str, rt.Decoder]] = {

@@ -11,7 +11,6 @@ from msgspec import UNSET
 
 from agentproto.acp.generated import v2 as t
 from agentproto.codec import runtime as rt
-from agentproto.codec.errors import DecodeError
 from agentproto.codec.reader import JObject
 from agentproto.codec.runtime import MISSING
 
@@ -90,49 +89,23 @@ def f_RequestPermissionRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "title":
-            if seen & 2:
-                raise rt.duplicate(path, "title")
-            seen |= 2
-            p = path + ".title"
-            x_title = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_title = rt.d_str(val, path + ".title", cx)
         elif key == "description":
-            if seen & 4:
-                raise rt.duplicate(path, "description")
-            seen |= 4
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "subject":
-            if seen & 8:
-                raise rt.duplicate(path, "subject")
-            seen |= 8
-            p = path + ".subject"
-            x_subject = None if val is None else d_RequestPermissionSubject(val, p, cx)
+            seen = rt.once(seen, 8, path, key)
+            x_subject = None if val is None else d_RequestPermissionSubject(val, path + ".subject", cx)
         elif key == "options":
-            if seen & 16:
-                raise rt.duplicate(path, "options")
-            seen |= 16
-            p = path + ".options"
-            x_options = _list_0(val, p, cx)
+            seen = rt.once(seen, 16, path, key)
+            x_options = _list_0(val, path + ".options", cx)
         elif key == "_meta":
-            if seen & 32:
-                raise rt.duplicate(path, "_meta")
-            seen |= 32
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 32, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     if x_session_id is MISSING:
         raise rt.missing(path, "sessionId")
     if x_title is MISSING:
@@ -181,107 +154,40 @@ def f_ToolCallUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Too
     seen = 0
     for key, val, s, e in members:
         if key == "toolCallId":
-            if seen & 1:
-                raise rt.duplicate(path, "toolCallId")
-            seen |= 1
-            p = path + ".toolCallId"
-            x_tool_call_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_tool_call_id = rt.d_str(val, path + ".toolCallId", cx)
         elif key == "name":
-            if seen & 2:
-                raise rt.duplicate(path, "name")
-            seen |= 2
-            p = path + ".name"
-            mark = len(cx.warnings)
-            try:
-                x_name = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_name = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_name = rt.lenient(cx, val, path + ".name", rt.d_str, True)
         elif key == "title":
-            if seen & 4:
-                raise rt.duplicate(path, "title")
-            seen |= 4
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "kind":
-            if seen & 8:
-                raise rt.duplicate(path, "kind")
-            seen |= 8
-            p = path + ".kind"
-            mark = len(cx.warnings)
-            try:
-                x_kind = None if val is None else d_ToolKind(val, p, cx)
-            except DecodeError as err:
-                x_kind = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_kind = rt.lenient(cx, val, path + ".kind", d_ToolKind, True)
         elif key == "status":
-            if seen & 16:
-                raise rt.duplicate(path, "status")
-            seen |= 16
-            p = path + ".status"
-            mark = len(cx.warnings)
-            try:
-                x_status = None if val is None else d_ToolCallStatus(val, p, cx)
-            except DecodeError as err:
-                x_status = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 16, path, key)
+            x_status = rt.lenient(cx, val, path + ".status", d_ToolCallStatus, True)
         elif key == "content":
-            if seen & 32:
-                raise rt.duplicate(path, "content")
-            seen |= 32
-            p = path + ".content"
-            x_content = rt.items(cx, val, p, d_ToolCallContent, True, True)
+            seen = rt.once(seen, 32, path, key)
+            x_content = rt.items(cx, val, path + ".content", d_ToolCallContent, True, True)
         elif key == "locations":
-            if seen & 64:
-                raise rt.duplicate(path, "locations")
-            seen |= 64
-            p = path + ".locations"
-            x_locations = rt.items(cx, val, p, d_ToolCallLocation, True, True)
+            seen = rt.once(seen, 64, path, key)
+            x_locations = rt.items(cx, val, path + ".locations", d_ToolCallLocation, True, True)
         elif key == "rawInput":
-            if seen & 128:
-                raise rt.duplicate(path, "rawInput")
-            seen |= 128
-            p = path + ".rawInput"
-            mark = len(cx.warnings)
-            try:
-                x_raw_input = rt.d_raw(cx, s, e)
-            except DecodeError as err:
-                x_raw_input = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 128, path, key)
+            x_raw_input = rt.d_raw(cx, s, e)
         elif key == "rawOutput":
-            if seen & 256:
-                raise rt.duplicate(path, "rawOutput")
-            seen |= 256
-            p = path + ".rawOutput"
-            mark = len(cx.warnings)
-            try:
-                x_raw_output = rt.d_raw(cx, s, e)
-            except DecodeError as err:
-                x_raw_output = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 256, path, key)
+            x_raw_output = rt.d_raw(cx, s, e)
         elif key == "capabilities":
-            if seen & 512:
-                raise rt.duplicate(path, "capabilities")
-            seen |= 512
-            p = path + ".capabilities"
-            mark = len(cx.warnings)
-            try:
-                x_capabilities = None if val is None else d_ToolCallCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_capabilities = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 512, path, key)
+            x_capabilities = rt.lenient(cx, val, path + ".capabilities", d_ToolCallCapabilities, True)
         elif key == "_meta":
-            if seen & 1024:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1024
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_tool_call_id is MISSING:
-        raise rt.missing(path, "toolCallId")
+            seen = rt.once(seen, 1024, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        tool_call_id=x_tool_call_id,
+        tool_call_id=rt.need(x_tool_call_id, path, "toolCallId"),
         name=UNSET if x_name is MISSING else x_name,
         title=UNSET if x_title is MISSING else x_title,
         kind=UNSET if x_kind is MISSING else x_kind,
@@ -347,41 +253,17 @@ def f_Annotations(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Annota
     seen = 0
     for key, val, s, e in members:
         if key == "audience":
-            if seen & 1:
-                raise rt.duplicate(path, "audience")
-            seen |= 1
-            p = path + ".audience"
-            x_audience = rt.items(cx, val, p, d_Role, True, True)
+            seen = rt.once(seen, 1, path, key)
+            x_audience = rt.items(cx, val, path + ".audience", d_Role, True, True)
         elif key == "lastModified":
-            if seen & 2:
-                raise rt.duplicate(path, "lastModified")
-            seen |= 2
-            p = path + ".lastModified"
-            mark = len(cx.warnings)
-            try:
-                x_last_modified = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_last_modified = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_last_modified = rt.lenient(cx, val, path + ".lastModified", rt.d_str, True)
         elif key == "priority":
-            if seen & 4:
-                raise rt.duplicate(path, "priority")
-            seen |= 4
-            p = path + ".priority"
-            mark = len(cx.warnings)
-            try:
-                x_priority = None if val is None else rt.d_f64(val, p, cx)
-            except DecodeError as err:
-                x_priority = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_priority = rt.lenient(cx, val, path + ".priority", rt.d_f64, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         audience=UNSET if x_audience is MISSING else x_audience,
         last_modified=UNSET if x_last_modified is MISSING else x_last_modified,
@@ -405,35 +287,16 @@ def f_TextContent(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.TextCo
     seen = 0
     for key, val, s, e in members:
         if key == "text":
-            if seen & 1:
-                raise rt.duplicate(path, "text")
-            seen |= 1
-            p = path + ".text"
-            x_text = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_text = rt.d_str(val, path + ".text", cx)
         elif key == "annotations":
-            if seen & 2:
-                raise rt.duplicate(path, "annotations")
-            seen |= 2
-            p = path + ".annotations"
-            mark = len(cx.warnings)
-            try:
-                x_annotations = None if val is None else d_Annotations(val, p, cx)
-            except DecodeError as err:
-                x_annotations = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_annotations = rt.lenient(cx, val, path + ".annotations", d_Annotations, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_text is MISSING:
-        raise rt.missing(path, "text")
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        text=x_text,
+        text=rt.need(x_text, path, "text"),
         annotations=UNSET if x_annotations is MISSING else x_annotations,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -452,54 +315,23 @@ def f_ImageContent(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Image
     seen = 0
     for key, val, s, e in members:
         if key == "data":
-            if seen & 1:
-                raise rt.duplicate(path, "data")
-            seen |= 1
-            p = path + ".data"
-            x_data = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_data = rt.d_str(val, path + ".data", cx)
         elif key == "mimeType":
-            if seen & 2:
-                raise rt.duplicate(path, "mimeType")
-            seen |= 2
-            p = path + ".mimeType"
-            x_mime_type = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_mime_type = rt.d_str(val, path + ".mimeType", cx)
         elif key == "uri":
-            if seen & 4:
-                raise rt.duplicate(path, "uri")
-            seen |= 4
-            p = path + ".uri"
-            mark = len(cx.warnings)
-            try:
-                x_uri = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_uri = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_uri = rt.lenient(cx, val, path + ".uri", rt.d_str, True)
         elif key == "annotations":
-            if seen & 8:
-                raise rt.duplicate(path, "annotations")
-            seen |= 8
-            p = path + ".annotations"
-            mark = len(cx.warnings)
-            try:
-                x_annotations = None if val is None else d_Annotations(val, p, cx)
-            except DecodeError as err:
-                x_annotations = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_annotations = rt.lenient(cx, val, path + ".annotations", d_Annotations, True)
         elif key == "_meta":
-            if seen & 16:
-                raise rt.duplicate(path, "_meta")
-            seen |= 16
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_data is MISSING:
-        raise rt.missing(path, "data")
-    if x_mime_type is MISSING:
-        raise rt.missing(path, "mimeType")
+            seen = rt.once(seen, 16, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        data=x_data,
-        mime_type=x_mime_type,
+        data=rt.need(x_data, path, "data"),
+        mime_type=rt.need(x_mime_type, path, "mimeType"),
         uri=UNSET if x_uri is MISSING else x_uri,
         annotations=UNSET if x_annotations is MISSING else x_annotations,
         meta=UNSET if x_meta is MISSING else x_meta,
@@ -518,44 +350,20 @@ def f_AudioContent(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Audio
     seen = 0
     for key, val, s, e in members:
         if key == "data":
-            if seen & 1:
-                raise rt.duplicate(path, "data")
-            seen |= 1
-            p = path + ".data"
-            x_data = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_data = rt.d_str(val, path + ".data", cx)
         elif key == "mimeType":
-            if seen & 2:
-                raise rt.duplicate(path, "mimeType")
-            seen |= 2
-            p = path + ".mimeType"
-            x_mime_type = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_mime_type = rt.d_str(val, path + ".mimeType", cx)
         elif key == "annotations":
-            if seen & 4:
-                raise rt.duplicate(path, "annotations")
-            seen |= 4
-            p = path + ".annotations"
-            mark = len(cx.warnings)
-            try:
-                x_annotations = None if val is None else d_Annotations(val, p, cx)
-            except DecodeError as err:
-                x_annotations = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_annotations = rt.lenient(cx, val, path + ".annotations", d_Annotations, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_data is MISSING:
-        raise rt.missing(path, "data")
-    if x_mime_type is MISSING:
-        raise rt.missing(path, "mimeType")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        data=x_data,
-        mime_type=x_mime_type,
+        data=rt.need(x_data, path, "data"),
+        mime_type=rt.need(x_mime_type, path, "mimeType"),
         annotations=UNSET if x_annotations is MISSING else x_annotations,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -574,51 +382,22 @@ def f_Icon(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Icon]) -> t.I
     seen = 0
     for key, val, s, e in members:
         if key == "src":
-            if seen & 1:
-                raise rt.duplicate(path, "src")
-            seen |= 1
-            p = path + ".src"
-            x_src = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_src = rt.d_str(val, path + ".src", cx)
         elif key == "mimeType":
-            if seen & 2:
-                raise rt.duplicate(path, "mimeType")
-            seen |= 2
-            p = path + ".mimeType"
-            mark = len(cx.warnings)
-            try:
-                x_mime_type = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_mime_type = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_mime_type = rt.lenient(cx, val, path + ".mimeType", rt.d_str, True)
         elif key == "sizes":
-            if seen & 4:
-                raise rt.duplicate(path, "sizes")
-            seen |= 4
-            p = path + ".sizes"
-            x_sizes = rt.items(cx, val, p, rt.d_str, True, True)
+            seen = rt.once(seen, 4, path, key)
+            x_sizes = rt.items(cx, val, path + ".sizes", rt.d_str, True, True)
         elif key == "theme":
-            if seen & 8:
-                raise rt.duplicate(path, "theme")
-            seen |= 8
-            p = path + ".theme"
-            mark = len(cx.warnings)
-            try:
-                x_theme = None if val is None else d_IconTheme(val, p, cx)
-            except DecodeError as err:
-                x_theme = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_theme = rt.lenient(cx, val, path + ".theme", d_IconTheme, True)
         elif key == "_meta":
-            if seen & 16:
-                raise rt.duplicate(path, "_meta")
-            seen |= 16
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_src is MISSING:
-        raise rt.missing(path, "src")
+            seen = rt.once(seen, 16, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        src=x_src,
+        src=rt.need(x_src, path, "src"),
         mime_type=UNSET if x_mime_type is MISSING else x_mime_type,
         sizes=UNSET if x_sizes is MISSING else x_sizes,
         theme=UNSET if x_theme is MISSING else x_theme,
@@ -647,90 +426,35 @@ def f_ResourceLink(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Resou
     seen = 0
     for key, val, s, e in members:
         if key == "name":
-            if seen & 1:
-                raise rt.duplicate(path, "name")
-            seen |= 1
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "uri":
-            if seen & 2:
-                raise rt.duplicate(path, "uri")
-            seen |= 2
-            p = path + ".uri"
-            x_uri = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_uri = rt.d_str(val, path + ".uri", cx)
         elif key == "title":
-            if seen & 4:
-                raise rt.duplicate(path, "title")
-            seen |= 4
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "description":
-            if seen & 8:
-                raise rt.duplicate(path, "description")
-            seen |= 8
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "icons":
-            if seen & 16:
-                raise rt.duplicate(path, "icons")
-            seen |= 16
-            p = path + ".icons"
-            x_icons = rt.items(cx, val, p, d_Icon, True, True)
+            seen = rt.once(seen, 16, path, key)
+            x_icons = rt.items(cx, val, path + ".icons", d_Icon, True, True)
         elif key == "mimeType":
-            if seen & 32:
-                raise rt.duplicate(path, "mimeType")
-            seen |= 32
-            p = path + ".mimeType"
-            mark = len(cx.warnings)
-            try:
-                x_mime_type = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_mime_type = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 32, path, key)
+            x_mime_type = rt.lenient(cx, val, path + ".mimeType", rt.d_str, True)
         elif key == "size":
-            if seen & 64:
-                raise rt.duplicate(path, "size")
-            seen |= 64
-            p = path + ".size"
-            mark = len(cx.warnings)
-            try:
-                x_size = None if val is None else rt.d_u64(val, p, cx)
-            except DecodeError as err:
-                x_size = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 64, path, key)
+            x_size = rt.lenient(cx, val, path + ".size", rt.d_u64, True)
         elif key == "annotations":
-            if seen & 128:
-                raise rt.duplicate(path, "annotations")
-            seen |= 128
-            p = path + ".annotations"
-            mark = len(cx.warnings)
-            try:
-                x_annotations = None if val is None else d_Annotations(val, p, cx)
-            except DecodeError as err:
-                x_annotations = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 128, path, key)
+            x_annotations = rt.lenient(cx, val, path + ".annotations", d_Annotations, True)
         elif key == "_meta":
-            if seen & 256:
-                raise rt.duplicate(path, "_meta")
-            seen |= 256
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
-    if x_uri is MISSING:
-        raise rt.missing(path, "uri")
+            seen = rt.once(seen, 256, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        name=x_name,
-        uri=x_uri,
+        name=rt.need(x_name, path, "name"),
+        uri=rt.need(x_uri, path, "uri"),
         title=UNSET if x_title is MISSING else x_title,
         description=UNSET if x_description is MISSING else x_description,
         icons=UNSET if x_icons is MISSING else x_icons,
@@ -767,44 +491,20 @@ def f_TextResourceContents(
     seen = 0
     for key, val, s, e in members:
         if key == "text":
-            if seen & 1:
-                raise rt.duplicate(path, "text")
-            seen |= 1
-            p = path + ".text"
-            x_text = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_text = rt.d_str(val, path + ".text", cx)
         elif key == "uri":
-            if seen & 2:
-                raise rt.duplicate(path, "uri")
-            seen |= 2
-            p = path + ".uri"
-            x_uri = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_uri = rt.d_str(val, path + ".uri", cx)
         elif key == "mimeType":
-            if seen & 4:
-                raise rt.duplicate(path, "mimeType")
-            seen |= 4
-            p = path + ".mimeType"
-            mark = len(cx.warnings)
-            try:
-                x_mime_type = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_mime_type = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_mime_type = rt.lenient(cx, val, path + ".mimeType", rt.d_str, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_text is MISSING:
-        raise rt.missing(path, "text")
-    if x_uri is MISSING:
-        raise rt.missing(path, "uri")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        text=x_text,
-        uri=x_uri,
+        text=rt.need(x_text, path, "text"),
+        uri=rt.need(x_uri, path, "uri"),
         mime_type=UNSET if x_mime_type is MISSING else x_mime_type,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -826,44 +526,20 @@ def f_BlobResourceContents(
     seen = 0
     for key, val, s, e in members:
         if key == "blob":
-            if seen & 1:
-                raise rt.duplicate(path, "blob")
-            seen |= 1
-            p = path + ".blob"
-            x_blob = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_blob = rt.d_str(val, path + ".blob", cx)
         elif key == "uri":
-            if seen & 2:
-                raise rt.duplicate(path, "uri")
-            seen |= 2
-            p = path + ".uri"
-            x_uri = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_uri = rt.d_str(val, path + ".uri", cx)
         elif key == "mimeType":
-            if seen & 4:
-                raise rt.duplicate(path, "mimeType")
-            seen |= 4
-            p = path + ".mimeType"
-            mark = len(cx.warnings)
-            try:
-                x_mime_type = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_mime_type = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_mime_type = rt.lenient(cx, val, path + ".mimeType", rt.d_str, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_blob is MISSING:
-        raise rt.missing(path, "blob")
-    if x_uri is MISSING:
-        raise rt.missing(path, "uri")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        blob=x_blob,
-        uri=x_uri,
+        blob=rt.need(x_blob, path, "blob"),
+        uri=rt.need(x_uri, path, "uri"),
         mime_type=UNSET if x_mime_type is MISSING else x_mime_type,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -880,35 +556,16 @@ def f_EmbeddedResource(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.E
     seen = 0
     for key, val, s, e in members:
         if key == "resource":
-            if seen & 1:
-                raise rt.duplicate(path, "resource")
-            seen |= 1
-            p = path + ".resource"
-            x_resource = d_EmbeddedResourceResource(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_resource = d_EmbeddedResourceResource(val, path + ".resource", cx)
         elif key == "annotations":
-            if seen & 2:
-                raise rt.duplicate(path, "annotations")
-            seen |= 2
-            p = path + ".annotations"
-            mark = len(cx.warnings)
-            try:
-                x_annotations = None if val is None else d_Annotations(val, p, cx)
-            except DecodeError as err:
-                x_annotations = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_annotations = rt.lenient(cx, val, path + ".annotations", d_Annotations, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_resource is MISSING:
-        raise rt.missing(path, "resource")
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        resource=x_resource,
+        resource=rt.need(x_resource, path, "resource"),
         annotations=UNSET if x_annotations is MISSING else x_annotations,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -924,24 +581,12 @@ def f_Content(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Content]) 
     seen = 0
     for key, val, s, e in members:
         if key == "content":
-            if seen & 1:
-                raise rt.duplicate(path, "content")
-            seen |= 1
-            p = path + ".content"
-            x_content = d_ContentBlock(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_content = d_ContentBlock(val, path + ".content", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_content is MISSING:
-        raise rt.missing(path, "content")
-    return cls(content=x_content, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(content=rt.need(x_content, path, "content"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_DiffChangeVariant(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -970,35 +615,14 @@ def d_DiffChange(v: Any, path: str, cx: rt.Ctx) -> t.DiffChange:
     seen = 0
     for key, val, s, e in obj.members:
         if key == "fileType":
-            if seen & 1:
-                raise rt.duplicate(path, "fileType")
-            seen |= 1
-            p = path + ".fileType"
-            mark = len(cx.warnings)
-            try:
-                x_file_type = None if val is None else d_DiffFileType(val, p, cx)
-            except DecodeError as err:
-                x_file_type = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_file_type = rt.lenient(cx, val, path + ".fileType", d_DiffFileType, True)
         elif key == "mimeType":
-            if seen & 2:
-                raise rt.duplicate(path, "mimeType")
-            seen |= 2
-            p = path + ".mimeType"
-            mark = len(cx.warnings)
-            try:
-                x_mime_type = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_mime_type = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_mime_type = rt.lenient(cx, val, path + ".mimeType", rt.d_str, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     variant = d_DiffChangeVariant(obj, path, cx)
     return t.DiffChange(
         file_type=UNSET if x_file_type is MISSING else x_file_type,
@@ -1021,14 +645,9 @@ def f_DiffPathChange(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Dif
     seen = 0
     for key, val, _s, _e in members:
         if key == "path":
-            if seen & 1:
-                raise rt.duplicate(path, "path")
-            seen |= 1
-            p = path + ".path"
-            x_path = rt.d_str(val, p, cx)
-    if x_path is MISSING:
-        raise rt.missing(path, "path")
-    return cls(path=x_path)
+            seen = rt.once(seen, 1, path, key)
+            x_path = rt.d_str(val, path + ".path", cx)
+    return cls(path=rt.need(x_path, path, "path"))
 
 
 def d_DiffPathPairChange(v: Any, path: str, cx: rt.Ctx) -> t.DiffPathPairChange:
@@ -1043,22 +662,12 @@ def f_DiffPathPairChange(
     seen = 0
     for key, val, _s, _e in members:
         if key == "oldPath":
-            if seen & 1:
-                raise rt.duplicate(path, "oldPath")
-            seen |= 1
-            p = path + ".oldPath"
-            x_old_path = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_old_path = rt.d_str(val, path + ".oldPath", cx)
         elif key == "path":
-            if seen & 2:
-                raise rt.duplicate(path, "path")
-            seen |= 2
-            p = path + ".path"
-            x_path = rt.d_str(val, p, cx)
-    if x_old_path is MISSING:
-        raise rt.missing(path, "oldPath")
-    if x_path is MISSING:
-        raise rt.missing(path, "path")
-    return cls(old_path=x_old_path, path=x_path)
+            seen = rt.once(seen, 2, path, key)
+            x_path = rt.d_str(val, path + ".path", cx)
+    return cls(old_path=rt.need(x_old_path, path, "oldPath"), path=rt.need(x_path, path, "path"))
 
 
 def d_DiffPatch(v: Any, path: str, cx: rt.Ctx) -> t.DiffPatch:
@@ -1072,32 +681,19 @@ def f_DiffPatch(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.DiffPatc
     seen = 0
     for key, val, s, e in members:
         if key == "format":
-            if seen & 1:
-                raise rt.duplicate(path, "format")
-            seen |= 1
-            p = path + ".format"
-            x_format = d_DiffPatchFormat(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_format = d_DiffPatchFormat(val, path + ".format", cx)
         elif key == "text":
-            if seen & 2:
-                raise rt.duplicate(path, "text")
-            seen |= 2
-            p = path + ".text"
-            x_text = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_text = rt.d_str(val, path + ".text", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_format is MISSING:
-        raise rt.missing(path, "format")
-    if x_text is MISSING:
-        raise rt.missing(path, "text")
-    return cls(format=x_format, text=x_text, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        format=rt.need(x_format, path, "format"),
+        text=rt.need(x_text, path, "text"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_DiffPatchFormat(v: Any, path: str, cx: rt.Ctx) -> str:
@@ -1115,37 +711,20 @@ def f_Diff(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Diff]) -> t.D
     seen = 0
     for key, val, s, e in members:
         if key == "changes":
-            if seen & 1:
-                raise rt.duplicate(path, "changes")
-            seen |= 1
-            p = path + ".changes"
-            x_changes = rt.items(cx, val, p, d_DiffChange, False, False)
+            seen = rt.once(seen, 1, path, key)
+            x_changes = rt.items(cx, val, path + ".changes", d_DiffChange, False, False)
             if x_changes is MISSING or x_changes is None:
                 x_changes = []
         elif key == "patch":
-            if seen & 2:
-                raise rt.duplicate(path, "patch")
-            seen |= 2
-            p = path + ".patch"
-            mark = len(cx.warnings)
-            try:
-                x_patch = None if val is None else d_DiffPatch(val, p, cx)
-            except DecodeError as err:
-                x_patch = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_patch = rt.lenient(cx, val, path + ".patch", d_DiffPatch, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_changes is MISSING:
-        raise rt.missing(path, "changes")
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        changes=x_changes, patch=UNSET if x_patch is MISSING else x_patch, meta=UNSET if x_meta is MISSING else x_meta
+        changes=rt.need(x_changes, path, "changes"),
+        patch=UNSET if x_patch is MISSING else x_patch,
+        meta=UNSET if x_meta is MISSING else x_meta,
     )
 
 
@@ -1159,24 +738,12 @@ def f_Terminal(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Terminal]
     seen = 0
     for key, val, s, e in members:
         if key == "terminalId":
-            if seen & 1:
-                raise rt.duplicate(path, "terminalId")
-            seen |= 1
-            p = path + ".terminalId"
-            x_terminal_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_terminal_id = rt.d_str(val, path + ".terminalId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_terminal_id is MISSING:
-        raise rt.missing(path, "terminalId")
-    return cls(terminal_id=x_terminal_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(terminal_id=rt.need(x_terminal_id, path, "terminalId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_ToolCallLocation(v: Any, path: str, cx: rt.Ctx) -> t.ToolCallLocation:
@@ -1190,34 +757,19 @@ def f_ToolCallLocation(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.T
     seen = 0
     for key, val, s, e in members:
         if key == "path":
-            if seen & 1:
-                raise rt.duplicate(path, "path")
-            seen |= 1
-            p = path + ".path"
-            x_path = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_path = rt.d_str(val, path + ".path", cx)
         elif key == "line":
-            if seen & 2:
-                raise rt.duplicate(path, "line")
-            seen |= 2
-            p = path + ".line"
-            mark = len(cx.warnings)
-            try:
-                x_line = None if val is None else rt.d_u32(val, p, cx)
-            except DecodeError as err:
-                x_line = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_line = rt.lenient(cx, val, path + ".line", rt.d_u32, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_path is MISSING:
-        raise rt.missing(path, "path")
-    return cls(path=x_path, line=UNSET if x_line is MISSING else x_line, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        path=rt.need(x_path, path, "path"),
+        line=UNSET if x_line is MISSING else x_line,
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_ToolCallCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.ToolCallCapabilities:
@@ -1234,25 +786,11 @@ def f_ToolCallCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "cancel":
-            if seen & 1:
-                raise rt.duplicate(path, "cancel")
-            seen |= 1
-            p = path + ".cancel"
-            mark = len(cx.warnings)
-            try:
-                x_cancel = None if val is None else d_ToolCallCancelCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_cancel = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_cancel = rt.lenient(cx, val, path + ".cancel", d_ToolCallCancelCapabilities, True)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(cancel=UNSET if x_cancel is MISSING else x_cancel, meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -1269,15 +807,8 @@ def f_ToolCallCancelCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -1295,24 +826,12 @@ def f_ToolCallPermissionSubject(
     seen = 0
     for key, val, s, e in members:
         if key == "toolCall":
-            if seen & 1:
-                raise rt.duplicate(path, "toolCall")
-            seen |= 1
-            p = path + ".toolCall"
-            x_tool_call = d_ToolCallUpdate(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_tool_call = d_ToolCallUpdate(val, path + ".toolCall", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_tool_call is MISSING:
-        raise rt.missing(path, "toolCall")
-    return cls(tool_call=x_tool_call, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(tool_call=rt.need(x_tool_call, path, "toolCall"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_CommandPermissionSubject(v: Any, path: str, cx: rt.Ctx) -> t.CommandPermissionSubject:
@@ -1332,54 +851,23 @@ def f_CommandPermissionSubject(
     seen = 0
     for key, val, s, e in members:
         if key == "command":
-            if seen & 1:
-                raise rt.duplicate(path, "command")
-            seen |= 1
-            p = path + ".command"
-            x_command = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_command = rt.d_str(val, path + ".command", cx)
         elif key == "cwd":
-            if seen & 2:
-                raise rt.duplicate(path, "cwd")
-            seen |= 2
-            p = path + ".cwd"
-            x_cwd = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_cwd = rt.d_str(val, path + ".cwd", cx)
         elif key == "toolCallId":
-            if seen & 4:
-                raise rt.duplicate(path, "toolCallId")
-            seen |= 4
-            p = path + ".toolCallId"
-            mark = len(cx.warnings)
-            try:
-                x_tool_call_id = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_tool_call_id = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_tool_call_id = rt.lenient(cx, val, path + ".toolCallId", rt.d_str, True)
         elif key == "terminalId":
-            if seen & 8:
-                raise rt.duplicate(path, "terminalId")
-            seen |= 8
-            p = path + ".terminalId"
-            mark = len(cx.warnings)
-            try:
-                x_terminal_id = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_terminal_id = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_terminal_id = rt.lenient(cx, val, path + ".terminalId", rt.d_str, True)
         elif key == "_meta":
-            if seen & 16:
-                raise rt.duplicate(path, "_meta")
-            seen |= 16
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_command is MISSING:
-        raise rt.missing(path, "command")
-    if x_cwd is MISSING:
-        raise rt.missing(path, "cwd")
+            seen = rt.once(seen, 16, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        command=x_command,
-        cwd=x_cwd,
+        command=rt.need(x_command, path, "command"),
+        cwd=rt.need(x_cwd, path, "cwd"),
         tool_call_id=UNSET if x_tool_call_id is MISSING else x_tool_call_id,
         terminal_id=UNSET if x_terminal_id is MISSING else x_terminal_id,
         meta=UNSET if x_meta is MISSING else x_meta,
@@ -1398,40 +886,23 @@ def f_PermissionOption(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.P
     seen = 0
     for key, val, s, e in members:
         if key == "optionId":
-            if seen & 1:
-                raise rt.duplicate(path, "optionId")
-            seen |= 1
-            p = path + ".optionId"
-            x_option_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_option_id = rt.d_str(val, path + ".optionId", cx)
         elif key == "name":
-            if seen & 2:
-                raise rt.duplicate(path, "name")
-            seen |= 2
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "kind":
-            if seen & 4:
-                raise rt.duplicate(path, "kind")
-            seen |= 4
-            p = path + ".kind"
-            x_kind = d_PermissionOptionKind(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_kind = d_PermissionOptionKind(val, path + ".kind", cx)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_option_id is MISSING:
-        raise rt.missing(path, "optionId")
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
-    if x_kind is MISSING:
-        raise rt.missing(path, "kind")
-    return cls(option_id=x_option_id, name=x_name, kind=x_kind, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        option_id=rt.need(x_option_id, path, "optionId"),
+        name=rt.need(x_name, path, "name"),
+        kind=rt.need(x_kind, path, "kind"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_PermissionOptionKind(v: Any, path: str, cx: rt.Ctx) -> str:
@@ -1457,25 +928,15 @@ def d_CreateElicitationRequest(v: Any, path: str, cx: rt.Ctx) -> t.CreateElicita
     seen = 0
     for key, val, s, e in obj.members:
         if key == "message":
-            if seen & 1:
-                raise rt.duplicate(path, "message")
-            seen |= 1
-            p = path + ".message"
-            x_message = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_message = rt.d_str(val, path + ".message", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_message is MISSING:
-        raise rt.missing(path, "message")
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     variant = d_CreateElicitationRequestVariant(obj, path, cx)
-    return t.CreateElicitationRequest(message=x_message, meta=UNSET if x_meta is MISSING else x_meta, variant=variant)
+    return t.CreateElicitationRequest(
+        message=rt.need(x_message, path, "message"), meta=UNSET if x_meta is MISSING else x_meta, variant=variant
+    )
 
 
 def d_ElicitationSessionScope(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationSessionScope:
@@ -1492,24 +953,15 @@ def f_ElicitationSessionScope(
     seen = 0
     for key, val, _s, _e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "toolCallId":
-            if seen & 2:
-                raise rt.duplicate(path, "toolCallId")
-            seen |= 2
-            p = path + ".toolCallId"
-            mark = len(cx.warnings)
-            try:
-                x_tool_call_id = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_tool_call_id = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    return cls(session_id=x_session_id, tool_call_id=UNSET if x_tool_call_id is MISSING else x_tool_call_id)
+            seen = rt.once(seen, 2, path, key)
+            x_tool_call_id = rt.lenient(cx, val, path + ".toolCallId", rt.d_str, True)
+    return cls(
+        session_id=rt.need(x_session_id, path, "sessionId"),
+        tool_call_id=UNSET if x_tool_call_id is MISSING else x_tool_call_id,
+    )
 
 
 def d_ElicitationRequestScope(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationRequestScope:
@@ -1525,14 +977,9 @@ def f_ElicitationRequestScope(
     seen = 0
     for key, val, _s, _e in members:
         if key == "requestId":
-            if seen & 1:
-                raise rt.duplicate(path, "requestId")
-            seen |= 1
-            p = path + ".requestId"
-            x_request_id = rt.d_request_id(val, p, cx)
-    if x_request_id is MISSING:
-        raise rt.missing(path, "requestId")
-    return cls(request_id=x_request_id)
+            seen = rt.once(seen, 1, path, key)
+            x_request_id = rt.d_request_id(val, path + ".requestId", cx)
+    return cls(request_id=rt.need(x_request_id, path, "requestId"))
 
 
 def d_ElicitationSchema(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationSchema:
@@ -1551,61 +998,27 @@ def f_ElicitationSchema(
     seen = 0
     for key, val, s, e in members:
         if key == "type":
-            if seen & 1:
-                raise rt.duplicate(path, "type")
-            seen |= 1
-            p = path + ".type"
-            x_type_ = d_ElicitationSchemaType(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_type_ = d_ElicitationSchemaType(val, path + ".type", cx)
         elif key == "title":
-            if seen & 2:
-                raise rt.duplicate(path, "title")
-            seen |= 2
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "properties":
-            if seen & 4:
-                raise rt.duplicate(path, "properties")
-            seen |= 4
-            p = path + ".properties"
-            x_properties = _map_1(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_properties = _map_1(val, path + ".properties", cx)
         elif key == "required":
-            if seen & 8:
-                raise rt.duplicate(path, "required")
-            seen |= 8
-            p = path + ".required"
-            x_required = None if val is None else _list_2(val, p, cx)
+            seen = rt.once(seen, 8, path, key)
+            x_required = None if val is None else _list_2(val, path + ".required", cx)
         elif key == "description":
-            if seen & 16:
-                raise rt.duplicate(path, "description")
-            seen |= 16
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 16, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "_meta":
-            if seen & 32:
-                raise rt.duplicate(path, "_meta")
-            seen |= 32
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_type_ is MISSING:
-        raise rt.missing(path, "type")
-    if x_properties is MISSING:
-        raise rt.missing(path, "properties")
+            seen = rt.once(seen, 32, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        type_=x_type_,
+        type_=rt.need(x_type_, path, "type"),
         title=UNSET if x_title is MISSING else x_title,
-        properties=x_properties,
+        properties=rt.need(x_properties, path, "properties"),
         required=UNSET if x_required is MISSING else x_required,
         description=UNSET if x_description is MISSING else x_description,
         meta=UNSET if x_meta is MISSING else x_meta,
@@ -1653,44 +1066,20 @@ def f_EnumOption(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.EnumOpt
     seen = 0
     for key, val, s, e in members:
         if key == "const":
-            if seen & 1:
-                raise rt.duplicate(path, "const")
-            seen |= 1
-            p = path + ".const"
-            x_const = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_const = rt.d_str(val, path + ".const", cx)
         elif key == "title":
-            if seen & 2:
-                raise rt.duplicate(path, "title")
-            seen |= 2
-            p = path + ".title"
-            x_title = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_title = rt.d_str(val, path + ".title", cx)
         elif key == "description":
-            if seen & 4:
-                raise rt.duplicate(path, "description")
-            seen |= 4
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_const is MISSING:
-        raise rt.missing(path, "const")
-    if x_title is MISSING:
-        raise rt.missing(path, "title")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        const=x_const,
-        title=x_title,
+        const=rt.need(x_const, path, "const"),
+        title=rt.need(x_title, path, "title"),
         description=UNSET if x_description is MISSING else x_description,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -1718,81 +1107,35 @@ def f_StringPropertySchema(
     seen = 0
     for key, val, s, e in members:
         if key == "title":
-            if seen & 1:
-                raise rt.duplicate(path, "title")
-            seen |= 1
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "description":
-            if seen & 2:
-                raise rt.duplicate(path, "description")
-            seen |= 2
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "minLength":
-            if seen & 4:
-                raise rt.duplicate(path, "minLength")
-            seen |= 4
-            p = path + ".minLength"
-            x_min_length = None if val is None else rt.d_u32(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_min_length = None if val is None else rt.d_u32(val, path + ".minLength", cx)
         elif key == "maxLength":
-            if seen & 8:
-                raise rt.duplicate(path, "maxLength")
-            seen |= 8
-            p = path + ".maxLength"
-            x_max_length = None if val is None else rt.d_u32(val, p, cx)
+            seen = rt.once(seen, 8, path, key)
+            x_max_length = None if val is None else rt.d_u32(val, path + ".maxLength", cx)
         elif key == "pattern":
-            if seen & 16:
-                raise rt.duplicate(path, "pattern")
-            seen |= 16
-            p = path + ".pattern"
-            x_pattern = None if val is None else rt.d_str(val, p, cx)
+            seen = rt.once(seen, 16, path, key)
+            x_pattern = None if val is None else rt.d_str(val, path + ".pattern", cx)
         elif key == "format":
-            if seen & 32:
-                raise rt.duplicate(path, "format")
-            seen |= 32
-            p = path + ".format"
-            x_format = None if val is None else d_StringFormat(val, p, cx)
+            seen = rt.once(seen, 32, path, key)
+            x_format = None if val is None else d_StringFormat(val, path + ".format", cx)
         elif key == "default":
-            if seen & 64:
-                raise rt.duplicate(path, "default")
-            seen |= 64
-            p = path + ".default"
-            mark = len(cx.warnings)
-            try:
-                x_default = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_default = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 64, path, key)
+            x_default = rt.lenient(cx, val, path + ".default", rt.d_str, True)
         elif key == "enum":
-            if seen & 128:
-                raise rt.duplicate(path, "enum")
-            seen |= 128
-            p = path + ".enum"
-            x_enum = None if val is None else _list_2(val, p, cx)
+            seen = rt.once(seen, 128, path, key)
+            x_enum = None if val is None else _list_2(val, path + ".enum", cx)
         elif key == "oneOf":
-            if seen & 256:
-                raise rt.duplicate(path, "oneOf")
-            seen |= 256
-            p = path + ".oneOf"
-            x_one_of = None if val is None else _list_3(val, p, cx)
+            seen = rt.once(seen, 256, path, key)
+            x_one_of = None if val is None else _list_3(val, path + ".oneOf", cx)
         elif key == "_meta":
-            if seen & 512:
-                raise rt.duplicate(path, "_meta")
-            seen |= 512
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 512, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     if x_enum is not MISSING and x_enum is not None:
         rt.min_items(path + ".enum", x_enum, 1)
     if x_one_of is not MISSING and x_one_of is not None:
@@ -1829,57 +1172,23 @@ def f_NumberPropertySchema(
     seen = 0
     for key, val, s, e in members:
         if key == "title":
-            if seen & 1:
-                raise rt.duplicate(path, "title")
-            seen |= 1
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "description":
-            if seen & 2:
-                raise rt.duplicate(path, "description")
-            seen |= 2
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "minimum":
-            if seen & 4:
-                raise rt.duplicate(path, "minimum")
-            seen |= 4
-            p = path + ".minimum"
-            x_minimum = None if val is None else rt.d_f64(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_minimum = None if val is None else rt.d_f64(val, path + ".minimum", cx)
         elif key == "maximum":
-            if seen & 8:
-                raise rt.duplicate(path, "maximum")
-            seen |= 8
-            p = path + ".maximum"
-            x_maximum = None if val is None else rt.d_f64(val, p, cx)
+            seen = rt.once(seen, 8, path, key)
+            x_maximum = None if val is None else rt.d_f64(val, path + ".maximum", cx)
         elif key == "default":
-            if seen & 16:
-                raise rt.duplicate(path, "default")
-            seen |= 16
-            p = path + ".default"
-            mark = len(cx.warnings)
-            try:
-                x_default = None if val is None else rt.d_f64(val, p, cx)
-            except DecodeError as err:
-                x_default = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 16, path, key)
+            x_default = rt.lenient(cx, val, path + ".default", rt.d_f64, True)
         elif key == "_meta":
-            if seen & 32:
-                raise rt.duplicate(path, "_meta")
-            seen |= 32
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 32, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         title=UNSET if x_title is MISSING else x_title,
         description=UNSET if x_description is MISSING else x_description,
@@ -1908,57 +1217,23 @@ def f_IntegerPropertySchema(
     seen = 0
     for key, val, s, e in members:
         if key == "title":
-            if seen & 1:
-                raise rt.duplicate(path, "title")
-            seen |= 1
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "description":
-            if seen & 2:
-                raise rt.duplicate(path, "description")
-            seen |= 2
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "minimum":
-            if seen & 4:
-                raise rt.duplicate(path, "minimum")
-            seen |= 4
-            p = path + ".minimum"
-            x_minimum = None if val is None else rt.d_i64(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_minimum = None if val is None else rt.d_i64(val, path + ".minimum", cx)
         elif key == "maximum":
-            if seen & 8:
-                raise rt.duplicate(path, "maximum")
-            seen |= 8
-            p = path + ".maximum"
-            x_maximum = None if val is None else rt.d_i64(val, p, cx)
+            seen = rt.once(seen, 8, path, key)
+            x_maximum = None if val is None else rt.d_i64(val, path + ".maximum", cx)
         elif key == "default":
-            if seen & 16:
-                raise rt.duplicate(path, "default")
-            seen |= 16
-            p = path + ".default"
-            mark = len(cx.warnings)
-            try:
-                x_default = None if val is None else rt.d_i64(val, p, cx)
-            except DecodeError as err:
-                x_default = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 16, path, key)
+            x_default = rt.lenient(cx, val, path + ".default", rt.d_i64, True)
         elif key == "_meta":
-            if seen & 32:
-                raise rt.duplicate(path, "_meta")
-            seen |= 32
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 32, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         title=UNSET if x_title is MISSING else x_title,
         description=UNSET if x_description is MISSING else x_description,
@@ -1985,45 +1260,17 @@ def f_BooleanPropertySchema(
     seen = 0
     for key, val, s, e in members:
         if key == "title":
-            if seen & 1:
-                raise rt.duplicate(path, "title")
-            seen |= 1
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "description":
-            if seen & 2:
-                raise rt.duplicate(path, "description")
-            seen |= 2
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "default":
-            if seen & 4:
-                raise rt.duplicate(path, "default")
-            seen |= 4
-            p = path + ".default"
-            mark = len(cx.warnings)
-            try:
-                x_default = None if val is None else rt.d_bool(val, p, cx)
-            except DecodeError as err:
-                x_default = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_default = rt.lenient(cx, val, path + ".default", rt.d_bool, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         title=UNSET if x_title is MISSING else x_title,
         description=UNSET if x_description is MISSING else x_description,
@@ -2056,21 +1303,11 @@ def f_StringMultiSelectItems(
     seen = 0
     for key, val, s, e in members:
         if key == "enum":
-            if seen & 1:
-                raise rt.duplicate(path, "enum")
-            seen |= 1
-            p = path + ".enum"
-            x_enum = _list_2(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_enum = _list_2(val, path + ".enum", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     if x_enum is MISSING:
         raise rt.missing(path, "enum")
     rt.min_items(path + ".enum", x_enum, 1)
@@ -2091,21 +1328,11 @@ def f_TitledMultiSelectItems(
     seen = 0
     for key, val, s, e in members:
         if key == "anyOf":
-            if seen & 1:
-                raise rt.duplicate(path, "anyOf")
-            seen |= 1
-            p = path + ".anyOf"
-            x_any_of = _list_3(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_any_of = _list_3(val, path + ".anyOf", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     if x_any_of is MISSING:
         raise rt.missing(path, "anyOf")
     rt.min_items(path + ".anyOf", x_any_of, 1)
@@ -2131,67 +1358,32 @@ def f_MultiSelectPropertySchema(
     seen = 0
     for key, val, s, e in members:
         if key == "title":
-            if seen & 1:
-                raise rt.duplicate(path, "title")
-            seen |= 1
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "description":
-            if seen & 2:
-                raise rt.duplicate(path, "description")
-            seen |= 2
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "minItems":
-            if seen & 4:
-                raise rt.duplicate(path, "minItems")
-            seen |= 4
-            p = path + ".minItems"
-            x_min_items = None if val is None else rt.d_u64(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_min_items = None if val is None else rt.d_u64(val, path + ".minItems", cx)
         elif key == "maxItems":
-            if seen & 8:
-                raise rt.duplicate(path, "maxItems")
-            seen |= 8
-            p = path + ".maxItems"
-            x_max_items = None if val is None else rt.d_u64(val, p, cx)
+            seen = rt.once(seen, 8, path, key)
+            x_max_items = None if val is None else rt.d_u64(val, path + ".maxItems", cx)
         elif key == "items":
-            if seen & 16:
-                raise rt.duplicate(path, "items")
-            seen |= 16
-            p = path + ".items"
-            x_items = d_MultiSelectItems(val, p, cx)
+            seen = rt.once(seen, 16, path, key)
+            x_items = d_MultiSelectItems(val, path + ".items", cx)
         elif key == "default":
-            if seen & 32:
-                raise rt.duplicate(path, "default")
-            seen |= 32
-            p = path + ".default"
-            x_default = rt.items(cx, val, p, rt.d_str, True, True)
+            seen = rt.once(seen, 32, path, key)
+            x_default = rt.items(cx, val, path + ".default", rt.d_str, True, True)
         elif key == "_meta":
-            if seen & 64:
-                raise rt.duplicate(path, "_meta")
-            seen |= 64
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_items is MISSING:
-        raise rt.missing(path, "items")
+            seen = rt.once(seen, 64, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         title=UNSET if x_title is MISSING else x_title,
         description=UNSET if x_description is MISSING else x_description,
         min_items=UNSET if x_min_items is MISSING else x_min_items,
         max_items=UNSET if x_max_items is MISSING else x_max_items,
-        items=x_items,
+        items=rt.need(x_items, path, "items"),
         default=UNSET if x_default is MISSING else x_default,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -2213,15 +1405,10 @@ def d_ElicitationFormMode(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationFormMod
     seen = 0
     for key, val, _s, _e in obj.members:
         if key == "requestedSchema":
-            if seen & 1:
-                raise rt.duplicate(path, "requestedSchema")
-            seen |= 1
-            p = path + ".requestedSchema"
-            x_requested_schema = d_ElicitationSchema(val, p, cx)
-    if x_requested_schema is MISSING:
-        raise rt.missing(path, "requestedSchema")
+            seen = rt.once(seen, 1, path, key)
+            x_requested_schema = d_ElicitationSchema(val, path + ".requestedSchema", cx)
     variant = d_ElicitationFormModeVariant(obj, path, cx)
-    return t.ElicitationFormMode(requested_schema=x_requested_schema, variant=variant)
+    return t.ElicitationFormMode(requested_schema=rt.need(x_requested_schema, path, "requestedSchema"), variant=variant)
 
 
 def d_ElicitationUrlModeVariant(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -2241,23 +1428,17 @@ def d_ElicitationUrlMode(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationUrlMode:
     seen = 0
     for key, val, _s, _e in obj.members:
         if key == "elicitationId":
-            if seen & 1:
-                raise rt.duplicate(path, "elicitationId")
-            seen |= 1
-            p = path + ".elicitationId"
-            x_elicitation_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_elicitation_id = rt.d_str(val, path + ".elicitationId", cx)
         elif key == "url":
-            if seen & 2:
-                raise rt.duplicate(path, "url")
-            seen |= 2
-            p = path + ".url"
-            x_url = rt.d_str(val, p, cx)
-    if x_elicitation_id is MISSING:
-        raise rt.missing(path, "elicitationId")
-    if x_url is MISSING:
-        raise rt.missing(path, "url")
+            seen = rt.once(seen, 2, path, key)
+            x_url = rt.d_str(val, path + ".url", cx)
     variant = d_ElicitationUrlModeVariant(obj, path, cx)
-    return t.ElicitationUrlMode(elicitation_id=x_elicitation_id, url=x_url, variant=variant)
+    return t.ElicitationUrlMode(
+        elicitation_id=rt.need(x_elicitation_id, path, "elicitationId"),
+        url=rt.need(x_url, path, "url"),
+        variant=variant,
+    )
 
 
 def d_InitializeResponse(v: Any, path: str, cx: rt.Ctx) -> t.InitializeResponse:
@@ -2275,50 +1456,23 @@ def f_InitializeResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "protocolVersion":
-            if seen & 1:
-                raise rt.duplicate(path, "protocolVersion")
-            seen |= 1
-            p = path + ".protocolVersion"
-            x_protocol_version = rt.d_u16(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_protocol_version = rt.d_u16(val, path + ".protocolVersion", cx)
         elif key == "info":
-            if seen & 2:
-                raise rt.duplicate(path, "info")
-            seen |= 2
-            p = path + ".info"
-            x_info = d_Implementation(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_info = d_Implementation(val, path + ".info", cx)
         elif key == "capabilities":
-            if seen & 4:
-                raise rt.duplicate(path, "capabilities")
-            seen |= 4
-            p = path + ".capabilities"
-            mark = len(cx.warnings)
-            try:
-                x_capabilities = d_AgentCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_capabilities = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_capabilities = rt.lenient(cx, val, path + ".capabilities", d_AgentCapabilities)
         elif key == "authMethods":
-            if seen & 8:
-                raise rt.duplicate(path, "authMethods")
-            seen |= 8
-            p = path + ".authMethods"
-            x_auth_methods = rt.items(cx, val, p, d_AuthMethod, False, True)
+            seen = rt.once(seen, 8, path, key)
+            x_auth_methods = rt.items(cx, val, path + ".authMethods", d_AuthMethod, False, True)
         elif key == "_meta":
-            if seen & 16:
-                raise rt.duplicate(path, "_meta")
-            seen |= 16
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_protocol_version is MISSING:
-        raise rt.missing(path, "protocolVersion")
-    if x_info is MISSING:
-        raise rt.missing(path, "info")
+            seen = rt.once(seen, 16, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        protocol_version=x_protocol_version,
-        info=x_info,
+        protocol_version=rt.need(x_protocol_version, path, "protocolVersion"),
+        info=rt.need(x_info, path, "info"),
         capabilities=t.AgentCapabilities() if x_capabilities is MISSING else x_capabilities,
         auth_methods=UNSET if x_auth_methods is MISSING else x_auth_methods,
         meta=UNSET if x_meta is MISSING else x_meta,
@@ -2337,45 +1491,21 @@ def f_Implementation(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Imp
     seen = 0
     for key, val, s, e in members:
         if key == "name":
-            if seen & 1:
-                raise rt.duplicate(path, "name")
-            seen |= 1
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "title":
-            if seen & 2:
-                raise rt.duplicate(path, "title")
-            seen |= 2
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "version":
-            if seen & 4:
-                raise rt.duplicate(path, "version")
-            seen |= 4
-            p = path + ".version"
-            x_version = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_version = rt.d_str(val, path + ".version", cx)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
-    if x_version is MISSING:
-        raise rt.missing(path, "version")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        name=x_name,
+        name=rt.need(x_name, path, "name"),
         title=UNSET if x_title is MISSING else x_title,
-        version=x_version,
+        version=rt.need(x_version, path, "version"),
         meta=UNSET if x_meta is MISSING else x_meta,
     )
 
@@ -2393,35 +1523,14 @@ def f_AgentCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "session":
-            if seen & 1:
-                raise rt.duplicate(path, "session")
-            seen |= 1
-            p = path + ".session"
-            mark = len(cx.warnings)
-            try:
-                x_session = None if val is None else d_SessionCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_session = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_session = rt.lenient(cx, val, path + ".session", d_SessionCapabilities, True)
         elif key == "auth":
-            if seen & 2:
-                raise rt.duplicate(path, "auth")
-            seen |= 2
-            p = path + ".auth"
-            mark = len(cx.warnings)
-            try:
-                x_auth = None if val is None else d_AgentAuthCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_auth = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_auth = rt.lenient(cx, val, path + ".auth", d_AgentAuthCapabilities, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         session=UNSET if x_session is MISSING else x_session,
         auth=UNSET if x_auth is MISSING else x_auth,
@@ -2446,57 +1555,22 @@ def f_SessionCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "prompt":
-            if seen & 1:
-                raise rt.duplicate(path, "prompt")
-            seen |= 1
-            p = path + ".prompt"
-            mark = len(cx.warnings)
-            try:
-                x_prompt = None if val is None else d_PromptCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_prompt = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_prompt = rt.lenient(cx, val, path + ".prompt", d_PromptCapabilities, True)
         elif key == "mcp":
-            if seen & 2:
-                raise rt.duplicate(path, "mcp")
-            seen |= 2
-            p = path + ".mcp"
-            mark = len(cx.warnings)
-            try:
-                x_mcp = None if val is None else d_McpCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_mcp = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_mcp = rt.lenient(cx, val, path + ".mcp", d_McpCapabilities, True)
         elif key == "delete":
-            if seen & 4:
-                raise rt.duplicate(path, "delete")
-            seen |= 4
-            p = path + ".delete"
-            mark = len(cx.warnings)
-            try:
-                x_delete = None if val is None else d_SessionDeleteCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_delete = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_delete = rt.lenient(cx, val, path + ".delete", d_SessionDeleteCapabilities, True)
         elif key == "additionalDirectories":
-            if seen & 8:
-                raise rt.duplicate(path, "additionalDirectories")
-            seen |= 8
-            p = path + ".additionalDirectories"
-            mark = len(cx.warnings)
-            try:
-                x_additional_directories = (
-                    None if val is None else d_SessionAdditionalDirectoriesCapabilities(val, p, cx)
-                )
-            except DecodeError as err:
-                x_additional_directories = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_additional_directories = rt.lenient(
+                cx, val, path + ".additionalDirectories", d_SessionAdditionalDirectoriesCapabilities, True
+            )
         elif key == "_meta":
-            if seen & 16:
-                raise rt.duplicate(path, "_meta")
-            seen |= 16
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 16, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         prompt=UNSET if x_prompt is MISSING else x_prompt,
         mcp=UNSET if x_mcp is MISSING else x_mcp,
@@ -2520,45 +1594,19 @@ def f_PromptCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "image":
-            if seen & 1:
-                raise rt.duplicate(path, "image")
-            seen |= 1
-            p = path + ".image"
-            mark = len(cx.warnings)
-            try:
-                x_image = None if val is None else d_PromptImageCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_image = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_image = rt.lenient(cx, val, path + ".image", d_PromptImageCapabilities, True)
         elif key == "audio":
-            if seen & 2:
-                raise rt.duplicate(path, "audio")
-            seen |= 2
-            p = path + ".audio"
-            mark = len(cx.warnings)
-            try:
-                x_audio = None if val is None else d_PromptAudioCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_audio = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_audio = rt.lenient(cx, val, path + ".audio", d_PromptAudioCapabilities, True)
         elif key == "embeddedContext":
-            if seen & 4:
-                raise rt.duplicate(path, "embeddedContext")
-            seen |= 4
-            p = path + ".embeddedContext"
-            mark = len(cx.warnings)
-            try:
-                x_embedded_context = None if val is None else d_PromptEmbeddedContextCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_embedded_context = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_embedded_context = rt.lenient(
+                cx, val, path + ".embeddedContext", d_PromptEmbeddedContextCapabilities, True
+            )
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         image=UNSET if x_image is MISSING else x_image,
         audio=UNSET if x_audio is MISSING else x_audio,
@@ -2580,15 +1628,8 @@ def f_PromptImageCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -2605,15 +1646,8 @@ def f_PromptAudioCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -2633,15 +1667,8 @@ def f_PromptEmbeddedContextCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -2656,35 +1683,14 @@ def f_McpCapabilities(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Mc
     seen = 0
     for key, val, s, e in members:
         if key == "stdio":
-            if seen & 1:
-                raise rt.duplicate(path, "stdio")
-            seen |= 1
-            p = path + ".stdio"
-            mark = len(cx.warnings)
-            try:
-                x_stdio = None if val is None else d_McpStdioCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_stdio = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_stdio = rt.lenient(cx, val, path + ".stdio", d_McpStdioCapabilities, True)
         elif key == "http":
-            if seen & 2:
-                raise rt.duplicate(path, "http")
-            seen |= 2
-            p = path + ".http"
-            mark = len(cx.warnings)
-            try:
-                x_http = None if val is None else d_McpHttpCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_http = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_http = rt.lenient(cx, val, path + ".http", d_McpHttpCapabilities, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         stdio=UNSET if x_stdio is MISSING else x_stdio,
         http=UNSET if x_http is MISSING else x_http,
@@ -2705,15 +1711,8 @@ def f_McpStdioCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -2730,15 +1729,8 @@ def f_McpHttpCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -2755,15 +1747,8 @@ def f_SessionDeleteCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -2785,15 +1770,8 @@ def f_SessionAdditionalDirectoriesCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -2810,15 +1788,8 @@ def f_AgentAuthCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -2845,32 +1816,19 @@ def f_EnvVariable(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.EnvVar
     seen = 0
     for key, val, s, e in members:
         if key == "name":
-            if seen & 1:
-                raise rt.duplicate(path, "name")
-            seen |= 1
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "value":
-            if seen & 2:
-                raise rt.duplicate(path, "value")
-            seen |= 2
-            p = path + ".value"
-            x_value = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_value = rt.d_str(val, path + ".value", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
-    if x_value is MISSING:
-        raise rt.missing(path, "value")
-    return cls(name=x_name, value=x_value, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        name=rt.need(x_name, path, "name"),
+        value=rt.need(x_value, path, "value"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_AuthMethodTerminal(v: Any, path: str, cx: rt.Ctx) -> t.AuthMethodTerminal:
@@ -2889,56 +1847,26 @@ def f_AuthMethodTerminal(
     seen = 0
     for key, val, s, e in members:
         if key == "methodId":
-            if seen & 1:
-                raise rt.duplicate(path, "methodId")
-            seen |= 1
-            p = path + ".methodId"
-            x_method_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_method_id = rt.d_str(val, path + ".methodId", cx)
         elif key == "name":
-            if seen & 2:
-                raise rt.duplicate(path, "name")
-            seen |= 2
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "description":
-            if seen & 4:
-                raise rt.duplicate(path, "description")
-            seen |= 4
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "args":
-            if seen & 8:
-                raise rt.duplicate(path, "args")
-            seen |= 8
-            p = path + ".args"
-            x_args = rt.default_on_null(cx, val, p, _list_2)
+            seen = rt.once(seen, 8, path, key)
+            x_args = rt.default_on_null(cx, val, path + ".args", _list_2)
         elif key == "env":
-            if seen & 16:
-                raise rt.duplicate(path, "env")
-            seen |= 16
-            p = path + ".env"
-            x_env = rt.default_on_null(cx, val, p, _list_4)
+            seen = rt.once(seen, 16, path, key)
+            x_env = rt.default_on_null(cx, val, path + ".env", _list_4)
         elif key == "_meta":
-            if seen & 32:
-                raise rt.duplicate(path, "_meta")
-            seen |= 32
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_method_id is MISSING:
-        raise rt.missing(path, "methodId")
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
+            seen = rt.once(seen, 32, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        method_id=x_method_id,
-        name=x_name,
+        method_id=rt.need(x_method_id, path, "methodId"),
+        name=rt.need(x_name, path, "name"),
         description=UNSET if x_description is MISSING else x_description,
         args=UNSET if x_args is MISSING else x_args,
         env=UNSET if x_env is MISSING else x_env,
@@ -2958,44 +1886,20 @@ def f_AuthMethodAgent(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Au
     seen = 0
     for key, val, s, e in members:
         if key == "methodId":
-            if seen & 1:
-                raise rt.duplicate(path, "methodId")
-            seen |= 1
-            p = path + ".methodId"
-            x_method_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_method_id = rt.d_str(val, path + ".methodId", cx)
         elif key == "name":
-            if seen & 2:
-                raise rt.duplicate(path, "name")
-            seen |= 2
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "description":
-            if seen & 4:
-                raise rt.duplicate(path, "description")
-            seen |= 4
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_method_id is MISSING:
-        raise rt.missing(path, "methodId")
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        method_id=x_method_id,
-        name=x_name,
+        method_id=rt.need(x_method_id, path, "methodId"),
+        name=rt.need(x_name, path, "name"),
         description=UNSET if x_description is MISSING else x_description,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -3012,15 +1916,8 @@ def f_LoginAuthResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -3035,15 +1932,8 @@ def f_LogoutAuthResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -3061,37 +1951,19 @@ def f_NewSessionResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "configOptions":
-            if seen & 2:
-                raise rt.duplicate(path, "configOptions")
-            seen |= 2
-            p = path + ".configOptions"
-            x_config_options = rt.items(cx, val, p, d_SessionConfigOption, False, True)
+            seen = rt.once(seen, 2, path, key)
+            x_config_options = rt.items(cx, val, path + ".configOptions", d_SessionConfigOption, False, True)
         elif key == "availableCommands":
-            if seen & 4:
-                raise rt.duplicate(path, "availableCommands")
-            seen |= 4
-            p = path + ".availableCommands"
-            x_available_commands = rt.items(cx, val, p, d_AvailableCommand, False, True)
+            seen = rt.once(seen, 4, path, key)
+            x_available_commands = rt.items(cx, val, path + ".availableCommands", d_AvailableCommand, False, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        session_id=x_session_id,
+        session_id=rt.need(x_session_id, path, "sessionId"),
         config_options=UNSET if x_config_options is MISSING else x_config_options,
         available_commands=UNSET if x_available_commands is MISSING else x_available_commands,
         meta=UNSET if x_meta is MISSING else x_meta,
@@ -3120,55 +1992,24 @@ def d_SessionConfigOption(v: Any, path: str, cx: rt.Ctx) -> t.SessionConfigOptio
     seen = 0
     for key, val, s, e in obj.members:
         if key == "configId":
-            if seen & 1:
-                raise rt.duplicate(path, "configId")
-            seen |= 1
-            p = path + ".configId"
-            x_config_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_config_id = rt.d_str(val, path + ".configId", cx)
         elif key == "name":
-            if seen & 2:
-                raise rt.duplicate(path, "name")
-            seen |= 2
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "description":
-            if seen & 4:
-                raise rt.duplicate(path, "description")
-            seen |= 4
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "category":
-            if seen & 8:
-                raise rt.duplicate(path, "category")
-            seen |= 8
-            p = path + ".category"
-            mark = len(cx.warnings)
-            try:
-                x_category = None if val is None else d_SessionConfigOptionCategory(val, p, cx)
-            except DecodeError as err:
-                x_category = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_category = rt.lenient(cx, val, path + ".category", d_SessionConfigOptionCategory, True)
         elif key == "_meta":
-            if seen & 16:
-                raise rt.duplicate(path, "_meta")
-            seen |= 16
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_config_id is MISSING:
-        raise rt.missing(path, "configId")
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
+            seen = rt.once(seen, 16, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     variant = d_SessionConfigOptionVariant(obj, path, cx)
     return t.SessionConfigOption(
-        config_id=x_config_id,
-        name=x_name,
+        config_id=rt.need(x_config_id, path, "configId"),
+        name=rt.need(x_name, path, "name"),
         description=UNSET if x_description is MISSING else x_description,
         category=UNSET if x_category is MISSING else x_category,
         meta=UNSET if x_meta is MISSING else x_meta,
@@ -3206,44 +2047,20 @@ def f_SessionConfigSelectOption(
     seen = 0
     for key, val, s, e in members:
         if key == "value":
-            if seen & 1:
-                raise rt.duplicate(path, "value")
-            seen |= 1
-            p = path + ".value"
-            x_value = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_value = rt.d_str(val, path + ".value", cx)
         elif key == "name":
-            if seen & 2:
-                raise rt.duplicate(path, "name")
-            seen |= 2
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "description":
-            if seen & 4:
-                raise rt.duplicate(path, "description")
-            seen |= 4
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_value is MISSING:
-        raise rt.missing(path, "value")
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        value=x_value,
-        name=x_name,
+        value=rt.need(x_value, path, "value"),
+        name=rt.need(x_name, path, "name"),
         description=UNSET if x_description is MISSING else x_description,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -3265,35 +2082,19 @@ def f_SessionConfigSelectGroup(
     seen = 0
     for key, val, s, e in members:
         if key == "groupId":
-            if seen & 1:
-                raise rt.duplicate(path, "groupId")
-            seen |= 1
-            p = path + ".groupId"
-            x_group_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_group_id = rt.d_str(val, path + ".groupId", cx)
         elif key == "name":
-            if seen & 2:
-                raise rt.duplicate(path, "name")
-            seen |= 2
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "options":
-            if seen & 4:
-                raise rt.duplicate(path, "options")
-            seen |= 4
-            p = path + ".options"
-            x_options = rt.items(cx, val, p, d_SessionConfigSelectOption, False, True)
+            seen = rt.once(seen, 4, path, key)
+            x_options = rt.items(cx, val, path + ".options", d_SessionConfigSelectOption, False, True)
             if x_options is MISSING or x_options is None:
                 x_options = []
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     if x_group_id is MISSING:
         raise rt.missing(path, "groupId")
     if x_name is MISSING:
@@ -3318,22 +2119,14 @@ def f_SessionConfigSelect(
     seen = 0
     for key, val, _s, _e in members:
         if key == "currentValue":
-            if seen & 1:
-                raise rt.duplicate(path, "currentValue")
-            seen |= 1
-            p = path + ".currentValue"
-            x_current_value = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_current_value = rt.d_str(val, path + ".currentValue", cx)
         elif key == "options":
-            if seen & 2:
-                raise rt.duplicate(path, "options")
-            seen |= 2
-            p = path + ".options"
-            x_options = d_SessionConfigSelectOptions(val, p, cx)
-    if x_current_value is MISSING:
-        raise rt.missing(path, "currentValue")
-    if x_options is MISSING:
-        raise rt.missing(path, "options")
-    return cls(current_value=x_current_value, options=x_options)
+            seen = rt.once(seen, 2, path, key)
+            x_options = d_SessionConfigSelectOptions(val, path + ".options", cx)
+    return cls(
+        current_value=rt.need(x_current_value, path, "currentValue"), options=rt.need(x_options, path, "options")
+    )
 
 
 def d_SessionConfigBoolean(v: Any, path: str, cx: rt.Ctx) -> t.SessionConfigBoolean:
@@ -3349,14 +2142,9 @@ def f_SessionConfigBoolean(
     seen = 0
     for key, val, _s, _e in members:
         if key == "currentValue":
-            if seen & 1:
-                raise rt.duplicate(path, "currentValue")
-            seen |= 1
-            p = path + ".currentValue"
-            x_current_value = rt.d_bool(val, p, cx)
-    if x_current_value is MISSING:
-        raise rt.missing(path, "currentValue")
-    return cls(current_value=x_current_value)
+            seen = rt.once(seen, 1, path, key)
+            x_current_value = rt.d_bool(val, path + ".currentValue", cx)
+    return cls(current_value=rt.need(x_current_value, path, "currentValue"))
 
 
 def d_AvailableCommand(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -3389,24 +2177,12 @@ def f_TextCommandInput(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.T
     seen = 0
     for key, val, s, e in members:
         if key == "hint":
-            if seen & 1:
-                raise rt.duplicate(path, "hint")
-            seen |= 1
-            p = path + ".hint"
-            x_hint = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_hint = rt.d_str(val, path + ".hint", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_hint is MISSING:
-        raise rt.missing(path, "hint")
-    return cls(hint=x_hint, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(hint=rt.need(x_hint, path, "hint"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_Command(v: Any, path: str, cx: rt.Ctx) -> t.Command:
@@ -3421,44 +2197,20 @@ def f_Command(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Command]) 
     seen = 0
     for key, val, s, e in members:
         if key == "name":
-            if seen & 1:
-                raise rt.duplicate(path, "name")
-            seen |= 1
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "description":
-            if seen & 2:
-                raise rt.duplicate(path, "description")
-            seen |= 2
-            p = path + ".description"
-            x_description = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_description = rt.d_str(val, path + ".description", cx)
         elif key == "input":
-            if seen & 4:
-                raise rt.duplicate(path, "input")
-            seen |= 4
-            p = path + ".input"
-            mark = len(cx.warnings)
-            try:
-                x_input = None if val is None else d_AvailableCommandInput(val, p, cx)
-            except DecodeError as err:
-                x_input = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_input = rt.lenient(cx, val, path + ".input", d_AvailableCommandInput, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
-    if x_description is MISSING:
-        raise rt.missing(path, "description")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        name=x_name,
-        description=x_description,
+        name=rt.need(x_name, path, "name"),
+        description=rt.need(x_description, path, "description"),
         input=UNSET if x_input is MISSING else x_input,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -3479,33 +2231,18 @@ def f_ListSessionsResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "sessions":
-            if seen & 1:
-                raise rt.duplicate(path, "sessions")
-            seen |= 1
-            p = path + ".sessions"
-            x_sessions = rt.items(cx, val, p, d_SessionInfo, False, True)
+            seen = rt.once(seen, 1, path, key)
+            x_sessions = rt.items(cx, val, path + ".sessions", d_SessionInfo, False, True)
             if x_sessions is MISSING or x_sessions is None:
                 x_sessions = []
         elif key == "nextCursor":
-            if seen & 2:
-                raise rt.duplicate(path, "nextCursor")
-            seen |= 2
-            p = path + ".nextCursor"
-            x_next_cursor = None if val is None else rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_next_cursor = None if val is None else rt.d_str(val, path + ".nextCursor", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_sessions is MISSING:
-        raise rt.missing(path, "sessions")
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        sessions=x_sessions,
+        sessions=rt.need(x_sessions, path, "sessions"),
         next_cursor=UNSET if x_next_cursor is MISSING else x_next_cursor,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -3525,60 +2262,26 @@ def f_SessionInfo(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Sessio
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "cwd":
-            if seen & 2:
-                raise rt.duplicate(path, "cwd")
-            seen |= 2
-            p = path + ".cwd"
-            x_cwd = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_cwd = rt.d_str(val, path + ".cwd", cx)
         elif key == "additionalDirectories":
-            if seen & 4:
-                raise rt.duplicate(path, "additionalDirectories")
-            seen |= 4
-            p = path + ".additionalDirectories"
-            x_additional_directories = rt.default_on_null(cx, val, p, _list_7)
+            seen = rt.once(seen, 4, path, key)
+            x_additional_directories = rt.default_on_null(cx, val, path + ".additionalDirectories", _list_7)
         elif key == "title":
-            if seen & 8:
-                raise rt.duplicate(path, "title")
-            seen |= 8
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "updatedAt":
-            if seen & 16:
-                raise rt.duplicate(path, "updatedAt")
-            seen |= 16
-            p = path + ".updatedAt"
-            mark = len(cx.warnings)
-            try:
-                x_updated_at = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_updated_at = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 16, path, key)
+            x_updated_at = rt.lenient(cx, val, path + ".updatedAt", rt.d_str, True)
         elif key == "_meta":
-            if seen & 32:
-                raise rt.duplicate(path, "_meta")
-            seen |= 32
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    if x_cwd is MISSING:
-        raise rt.missing(path, "cwd")
+            seen = rt.once(seen, 32, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        session_id=x_session_id,
-        cwd=x_cwd,
+        session_id=rt.need(x_session_id, path, "sessionId"),
+        cwd=rt.need(x_cwd, path, "cwd"),
         additional_directories=UNSET if x_additional_directories is MISSING else x_additional_directories,
         title=UNSET if x_title is MISSING else x_title,
         updated_at=UNSET if x_updated_at is MISSING else x_updated_at,
@@ -3599,15 +2302,8 @@ def f_DeleteSessionResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -3626,27 +2322,14 @@ def f_ResumeSessionResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "configOptions":
-            if seen & 1:
-                raise rt.duplicate(path, "configOptions")
-            seen |= 1
-            p = path + ".configOptions"
-            x_config_options = rt.items(cx, val, p, d_SessionConfigOption, False, True)
+            seen = rt.once(seen, 1, path, key)
+            x_config_options = rt.items(cx, val, path + ".configOptions", d_SessionConfigOption, False, True)
         elif key == "availableCommands":
-            if seen & 2:
-                raise rt.duplicate(path, "availableCommands")
-            seen |= 2
-            p = path + ".availableCommands"
-            x_available_commands = rt.items(cx, val, p, d_AvailableCommand, False, True)
+            seen = rt.once(seen, 2, path, key)
+            x_available_commands = rt.items(cx, val, path + ".availableCommands", d_AvailableCommand, False, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         config_options=UNSET if x_config_options is MISSING else x_config_options,
         available_commands=UNSET if x_available_commands is MISSING else x_available_commands,
@@ -3667,15 +2350,8 @@ def f_CloseSessionResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -3692,15 +2368,8 @@ def f_CancelToolCallResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -3717,15 +2386,8 @@ def f_CancelTerminalResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -3743,26 +2405,16 @@ def f_SetSessionConfigOptionResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "configOptions":
-            if seen & 1:
-                raise rt.duplicate(path, "configOptions")
-            seen |= 1
-            p = path + ".configOptions"
-            x_config_options = rt.items(cx, val, p, d_SessionConfigOption, False, False)
+            seen = rt.once(seen, 1, path, key)
+            x_config_options = rt.items(cx, val, path + ".configOptions", d_SessionConfigOption, False, False)
             if x_config_options is MISSING or x_config_options is None:
                 x_config_options = []
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_config_options is MISSING:
-        raise rt.missing(path, "configOptions")
-    return cls(config_options=x_config_options, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        config_options=rt.need(x_config_options, path, "configOptions"), meta=UNSET if x_meta is MISSING else x_meta
+    )
 
 
 def d_PromptResponse(v: Any, path: str, cx: rt.Ctx) -> t.PromptResponse:
@@ -3775,24 +2427,12 @@ def f_PromptResponse(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Pro
     seen = 0
     for key, val, s, e in members:
         if key == "messageId":
-            if seen & 1:
-                raise rt.duplicate(path, "messageId")
-            seen |= 1
-            p = path + ".messageId"
-            x_message_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_message_id = rt.d_str(val, path + ".messageId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_message_id is MISSING:
-        raise rt.missing(path, "messageId")
-    return cls(message_id=x_message_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(message_id=rt.need(x_message_id, path, "messageId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_ErrorData(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -3826,32 +2466,19 @@ def f_UnsupportedProtocolVersionErrorData(
     seen = 0
     for key, val, s, e in members:
         if key == "requested":
-            if seen & 1:
-                raise rt.duplicate(path, "requested")
-            seen |= 1
-            p = path + ".requested"
-            x_requested = rt.d_u16(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_requested = rt.d_u16(val, path + ".requested", cx)
         elif key == "supported":
-            if seen & 2:
-                raise rt.duplicate(path, "supported")
-            seen |= 2
-            p = path + ".supported"
-            x_supported = _list_8(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_supported = _list_8(val, path + ".supported", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_requested is MISSING:
-        raise rt.missing(path, "requested")
-    if x_supported is MISSING:
-        raise rt.missing(path, "supported")
-    return cls(requested=x_requested, supported=x_supported, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        requested=rt.need(x_requested, path, "requested"),
+        supported=rt.need(x_supported, path, "supported"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_SessionNotFoundErrorData(v: Any, path: str, cx: rt.Ctx) -> t.SessionNotFoundErrorData:
@@ -3868,24 +2495,12 @@ def f_SessionNotFoundErrorData(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    return cls(session_id=x_session_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(session_id=rt.need(x_session_id, path, "sessionId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_UpdateSessionNotification(v: Any, path: str, cx: rt.Ctx) -> t.UpdateSessionNotification:
@@ -3903,32 +2518,19 @@ def f_UpdateSessionNotification(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "update":
-            if seen & 2:
-                raise rt.duplicate(path, "update")
-            seen |= 2
-            p = path + ".update"
-            x_update = d_SessionUpdate(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_update = d_SessionUpdate(val, path + ".update", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    if x_update is MISSING:
-        raise rt.missing(path, "update")
-    return cls(session_id=x_session_id, update=x_update, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        session_id=rt.need(x_session_id, path, "sessionId"),
+        update=rt.need(x_update, path, "update"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_SessionUpdate(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -3989,32 +2591,19 @@ def f_ContentChunk(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Conte
     seen = 0
     for key, val, s, e in members:
         if key == "messageId":
-            if seen & 1:
-                raise rt.duplicate(path, "messageId")
-            seen |= 1
-            p = path + ".messageId"
-            x_message_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_message_id = rt.d_str(val, path + ".messageId", cx)
         elif key == "content":
-            if seen & 2:
-                raise rt.duplicate(path, "content")
-            seen |= 2
-            p = path + ".content"
-            x_content = d_ContentBlock(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_content = d_ContentBlock(val, path + ".content", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_message_id is MISSING:
-        raise rt.missing(path, "messageId")
-    if x_content is MISSING:
-        raise rt.missing(path, "content")
-    return cls(message_id=x_message_id, content=x_content, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        message_id=rt.need(x_message_id, path, "messageId"),
+        content=rt.need(x_content, path, "content"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_UserMessage(v: Any, path: str, cx: rt.Ctx) -> t.UserMessage:
@@ -4028,31 +2617,16 @@ def f_UserMessage(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.UserMe
     seen = 0
     for key, val, s, e in members:
         if key == "messageId":
-            if seen & 1:
-                raise rt.duplicate(path, "messageId")
-            seen |= 1
-            p = path + ".messageId"
-            x_message_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_message_id = rt.d_str(val, path + ".messageId", cx)
         elif key == "content":
-            if seen & 2:
-                raise rt.duplicate(path, "content")
-            seen |= 2
-            p = path + ".content"
-            x_content = rt.items(cx, val, p, d_ContentBlock, True, True)
+            seen = rt.once(seen, 2, path, key)
+            x_content = rt.items(cx, val, path + ".content", d_ContentBlock, True, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_message_id is MISSING:
-        raise rt.missing(path, "messageId")
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        message_id=x_message_id,
+        message_id=rt.need(x_message_id, path, "messageId"),
         content=UNSET if x_content is MISSING else x_content,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -4069,31 +2643,16 @@ def f_AgentMessage(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Agent
     seen = 0
     for key, val, s, e in members:
         if key == "messageId":
-            if seen & 1:
-                raise rt.duplicate(path, "messageId")
-            seen |= 1
-            p = path + ".messageId"
-            x_message_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_message_id = rt.d_str(val, path + ".messageId", cx)
         elif key == "content":
-            if seen & 2:
-                raise rt.duplicate(path, "content")
-            seen |= 2
-            p = path + ".content"
-            x_content = rt.items(cx, val, p, d_ContentBlock, True, True)
+            seen = rt.once(seen, 2, path, key)
+            x_content = rt.items(cx, val, path + ".content", d_ContentBlock, True, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_message_id is MISSING:
-        raise rt.missing(path, "messageId")
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        message_id=x_message_id,
+        message_id=rt.need(x_message_id, path, "messageId"),
         content=UNSET if x_content is MISSING else x_content,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -4110,31 +2669,16 @@ def f_AgentThought(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Agent
     seen = 0
     for key, val, s, e in members:
         if key == "messageId":
-            if seen & 1:
-                raise rt.duplicate(path, "messageId")
-            seen |= 1
-            p = path + ".messageId"
-            x_message_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_message_id = rt.d_str(val, path + ".messageId", cx)
         elif key == "content":
-            if seen & 2:
-                raise rt.duplicate(path, "content")
-            seen |= 2
-            p = path + ".content"
-            x_content = rt.items(cx, val, p, d_ContentBlock, True, True)
+            seen = rt.once(seen, 2, path, key)
+            x_content = rt.items(cx, val, path + ".content", d_ContentBlock, True, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_message_id is MISSING:
-        raise rt.missing(path, "messageId")
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        message_id=x_message_id,
+        message_id=rt.need(x_message_id, path, "messageId"),
         content=UNSET if x_content is MISSING else x_content,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -4164,24 +2708,12 @@ def f_BackgroundTerminal(
     seen = 0
     for key, val, s, e in members:
         if key == "terminalId":
-            if seen & 1:
-                raise rt.duplicate(path, "terminalId")
-            seen |= 1
-            p = path + ".terminalId"
-            x_terminal_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_terminal_id = rt.d_str(val, path + ".terminalId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_terminal_id is MISSING:
-        raise rt.missing(path, "terminalId")
-    return cls(terminal_id=x_terminal_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(terminal_id=rt.need(x_terminal_id, path, "terminalId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_BackgroundToolCall(v: Any, path: str, cx: rt.Ctx) -> t.BackgroundToolCall:
@@ -4196,24 +2728,12 @@ def f_BackgroundToolCall(
     seen = 0
     for key, val, s, e in members:
         if key == "toolCallId":
-            if seen & 1:
-                raise rt.duplicate(path, "toolCallId")
-            seen |= 1
-            p = path + ".toolCallId"
-            x_tool_call_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_tool_call_id = rt.d_str(val, path + ".toolCallId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_tool_call_id is MISSING:
-        raise rt.missing(path, "toolCallId")
-    return cls(tool_call_id=x_tool_call_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(tool_call_id=rt.need(x_tool_call_id, path, "toolCallId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_RunningStateUpdate(v: Any, path: str, cx: rt.Ctx) -> t.RunningStateUpdate:
@@ -4228,25 +2748,11 @@ def f_RunningStateUpdate(
     seen = 0
     for key, val, s, e in members:
         if key == "background":
-            if seen & 1:
-                raise rt.duplicate(path, "background")
-            seen |= 1
-            p = path + ".background"
-            mark = len(cx.warnings)
-            try:
-                x_background = None if val is None else _list_9(val, p, cx)
-            except DecodeError as err:
-                x_background = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_background = rt.lenient(cx, val, path + ".background", _list_9, True)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         background=UNSET if x_background is MISSING else x_background, meta=UNSET if x_meta is MISSING else x_meta
     )
@@ -4261,15 +2767,8 @@ def f_ErrorStopReason(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Er
     seen = 0
     for key, val, _s, _e in members:
         if key == "error":
-            if seen & 1:
-                raise rt.duplicate(path, "error")
-            seen |= 1
-            p = path + ".error"
-            mark = len(cx.warnings)
-            try:
-                x_error = None if val is None else rt.d_error_object(val, p, cx)
-            except DecodeError as err:
-                x_error = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_error = rt.lenient(cx, val, path + ".error", rt.d_error_object, True)
     return cls(error=UNSET if x_error is MISSING else x_error)
 
 
@@ -4301,35 +2800,14 @@ def d_IdleStateUpdate(v: Any, path: str, cx: rt.Ctx) -> t.IdleStateUpdate:
     seen = 0
     for key, val, s, e in obj.members:
         if key == "background":
-            if seen & 1:
-                raise rt.duplicate(path, "background")
-            seen |= 1
-            p = path + ".background"
-            mark = len(cx.warnings)
-            try:
-                x_background = None if val is None else _list_9(val, p, cx)
-            except DecodeError as err:
-                x_background = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_background = rt.lenient(cx, val, path + ".background", _list_9, True)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
         elif key == "stopReason":
-            if seen & 4:
-                raise rt.duplicate(path, "stopReason")
-            seen |= 4
-            p = path + ".stopReason"
-            mark = len(cx.warnings)
-            try:
-                x_stop_reason = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_stop_reason = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_stop_reason = rt.lenient(cx, val, path + ".stopReason", rt.d_str, True)
     variant = d_IdleStateUpdateVariant(obj, path, cx)
     return t.IdleStateUpdate(
         background=UNSET if x_background is MISSING else x_background,
@@ -4353,25 +2831,11 @@ def f_RequiresActionStateUpdate(
     seen = 0
     for key, val, s, e in members:
         if key == "background":
-            if seen & 1:
-                raise rt.duplicate(path, "background")
-            seen |= 1
-            p = path + ".background"
-            mark = len(cx.warnings)
-            try:
-                x_background = None if val is None else _list_9(val, p, cx)
-            except DecodeError as err:
-                x_background = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_background = rt.lenient(cx, val, path + ".background", _list_9, True)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         background=UNSET if x_background is MISSING else x_background, meta=UNSET if x_meta is MISSING else x_meta
     )
@@ -4406,32 +2870,19 @@ def f_ToolCallContentChunk(
     seen = 0
     for key, val, s, e in members:
         if key == "toolCallId":
-            if seen & 1:
-                raise rt.duplicate(path, "toolCallId")
-            seen |= 1
-            p = path + ".toolCallId"
-            x_tool_call_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_tool_call_id = rt.d_str(val, path + ".toolCallId", cx)
         elif key == "content":
-            if seen & 2:
-                raise rt.duplicate(path, "content")
-            seen |= 2
-            p = path + ".content"
-            x_content = d_ToolCallContent(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_content = d_ToolCallContent(val, path + ".content", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_tool_call_id is MISSING:
-        raise rt.missing(path, "toolCallId")
-    if x_content is MISSING:
-        raise rt.missing(path, "content")
-    return cls(tool_call_id=x_tool_call_id, content=x_content, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        tool_call_id=rt.need(x_tool_call_id, path, "toolCallId"),
+        content=rt.need(x_content, path, "content"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_TerminalOutput(v: Any, path: str, cx: rt.Ctx) -> t.TerminalOutput:
@@ -4444,24 +2895,12 @@ def f_TerminalOutput(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Ter
     seen = 0
     for key, val, s, e in members:
         if key == "data":
-            if seen & 1:
-                raise rt.duplicate(path, "data")
-            seen |= 1
-            p = path + ".data"
-            x_data = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_data = rt.d_str(val, path + ".data", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_data is MISSING:
-        raise rt.missing(path, "data")
-    return cls(data=x_data, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(data=rt.need(x_data, path, "data"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_TerminalExitStatus(v: Any, path: str, cx: rt.Ctx) -> t.TerminalExitStatus:
@@ -4477,35 +2916,14 @@ def f_TerminalExitStatus(
     seen = 0
     for key, val, s, e in members:
         if key == "exitCode":
-            if seen & 1:
-                raise rt.duplicate(path, "exitCode")
-            seen |= 1
-            p = path + ".exitCode"
-            mark = len(cx.warnings)
-            try:
-                x_exit_code = None if val is None else rt.d_i64(val, p, cx)
-            except DecodeError as err:
-                x_exit_code = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_exit_code = rt.lenient(cx, val, path + ".exitCode", rt.d_i64, True)
         elif key == "signal":
-            if seen & 2:
-                raise rt.duplicate(path, "signal")
-            seen |= 2
-            p = path + ".signal"
-            mark = len(cx.warnings)
-            try:
-                x_signal = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_signal = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_signal = rt.lenient(cx, val, path + ".signal", rt.d_str, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         exit_code=UNSET if x_exit_code is MISSING else x_exit_code,
         signal=UNSET if x_signal is MISSING else x_signal,
@@ -4524,32 +2942,19 @@ def f_TerminalSize(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Termi
     seen = 0
     for key, val, s, e in members:
         if key == "cols":
-            if seen & 1:
-                raise rt.duplicate(path, "cols")
-            seen |= 1
-            p = path + ".cols"
-            x_cols = rt.d_u16(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_cols = rt.d_u16(val, path + ".cols", cx)
         elif key == "rows":
-            if seen & 2:
-                raise rt.duplicate(path, "rows")
-            seen |= 2
-            p = path + ".rows"
-            x_rows = rt.d_u16(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_rows = rt.d_u16(val, path + ".rows", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_cols is MISSING:
-        raise rt.missing(path, "cols")
-    if x_rows is MISSING:
-        raise rt.missing(path, "rows")
-    return cls(cols=x_cols, rows=x_rows, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        cols=rt.need(x_cols, path, "cols"),
+        rows=rt.need(x_rows, path, "rows"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_TerminalCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.TerminalCapabilities:
@@ -4566,25 +2971,11 @@ def f_TerminalCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "cancel":
-            if seen & 1:
-                raise rt.duplicate(path, "cancel")
-            seen |= 1
-            p = path + ".cancel"
-            mark = len(cx.warnings)
-            try:
-                x_cancel = None if val is None else d_TerminalCancelCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_cancel = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_cancel = rt.lenient(cx, val, path + ".cancel", d_TerminalCancelCapabilities, True)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(cancel=UNSET if x_cancel is MISSING else x_cancel, meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -4601,15 +2992,8 @@ def f_TerminalCancelCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -4629,85 +3013,31 @@ def f_TerminalUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Ter
     seen = 0
     for key, val, s, e in members:
         if key == "terminalId":
-            if seen & 1:
-                raise rt.duplicate(path, "terminalId")
-            seen |= 1
-            p = path + ".terminalId"
-            x_terminal_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_terminal_id = rt.d_str(val, path + ".terminalId", cx)
         elif key == "command":
-            if seen & 2:
-                raise rt.duplicate(path, "command")
-            seen |= 2
-            p = path + ".command"
-            mark = len(cx.warnings)
-            try:
-                x_command = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_command = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_command = rt.lenient(cx, val, path + ".command", rt.d_str, True)
         elif key == "cwd":
-            if seen & 4:
-                raise rt.duplicate(path, "cwd")
-            seen |= 4
-            p = path + ".cwd"
-            mark = len(cx.warnings)
-            try:
-                x_cwd = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_cwd = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_cwd = rt.lenient(cx, val, path + ".cwd", rt.d_str, True)
         elif key == "output":
-            if seen & 8:
-                raise rt.duplicate(path, "output")
-            seen |= 8
-            p = path + ".output"
-            mark = len(cx.warnings)
-            try:
-                x_output = None if val is None else d_TerminalOutput(val, p, cx)
-            except DecodeError as err:
-                x_output = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_output = rt.lenient(cx, val, path + ".output", d_TerminalOutput, True)
         elif key == "exitStatus":
-            if seen & 16:
-                raise rt.duplicate(path, "exitStatus")
-            seen |= 16
-            p = path + ".exitStatus"
-            mark = len(cx.warnings)
-            try:
-                x_exit_status = None if val is None else d_TerminalExitStatus(val, p, cx)
-            except DecodeError as err:
-                x_exit_status = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 16, path, key)
+            x_exit_status = rt.lenient(cx, val, path + ".exitStatus", d_TerminalExitStatus, True)
         elif key == "size":
-            if seen & 32:
-                raise rt.duplicate(path, "size")
-            seen |= 32
-            p = path + ".size"
-            mark = len(cx.warnings)
-            try:
-                x_size = None if val is None else d_TerminalSize(val, p, cx)
-            except DecodeError as err:
-                x_size = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 32, path, key)
+            x_size = rt.lenient(cx, val, path + ".size", d_TerminalSize, True)
         elif key == "capabilities":
-            if seen & 64:
-                raise rt.duplicate(path, "capabilities")
-            seen |= 64
-            p = path + ".capabilities"
-            mark = len(cx.warnings)
-            try:
-                x_capabilities = None if val is None else d_TerminalCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_capabilities = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 64, path, key)
+            x_capabilities = rt.lenient(cx, val, path + ".capabilities", d_TerminalCapabilities, True)
         elif key == "_meta":
-            if seen & 128:
-                raise rt.duplicate(path, "_meta")
-            seen |= 128
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_terminal_id is MISSING:
-        raise rt.missing(path, "terminalId")
+            seen = rt.once(seen, 128, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        terminal_id=x_terminal_id,
+        terminal_id=rt.need(x_terminal_id, path, "terminalId"),
         command=UNSET if x_command is MISSING else x_command,
         cwd=UNSET if x_cwd is MISSING else x_cwd,
         output=UNSET if x_output is MISSING else x_output,
@@ -4733,32 +3063,19 @@ def f_TerminalOutputChunk(
     seen = 0
     for key, val, s, e in members:
         if key == "terminalId":
-            if seen & 1:
-                raise rt.duplicate(path, "terminalId")
-            seen |= 1
-            p = path + ".terminalId"
-            x_terminal_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_terminal_id = rt.d_str(val, path + ".terminalId", cx)
         elif key == "data":
-            if seen & 2:
-                raise rt.duplicate(path, "data")
-            seen |= 2
-            p = path + ".data"
-            x_data = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_data = rt.d_str(val, path + ".data", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_terminal_id is MISSING:
-        raise rt.missing(path, "terminalId")
-    if x_data is MISSING:
-        raise rt.missing(path, "data")
-    return cls(terminal_id=x_terminal_id, data=x_data, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        terminal_id=rt.need(x_terminal_id, path, "terminalId"),
+        data=rt.need(x_data, path, "data"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_PlanUpdateContent(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -4783,40 +3100,23 @@ def f_PlanEntry(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PlanEntr
     seen = 0
     for key, val, s, e in members:
         if key == "content":
-            if seen & 1:
-                raise rt.duplicate(path, "content")
-            seen |= 1
-            p = path + ".content"
-            x_content = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_content = rt.d_str(val, path + ".content", cx)
         elif key == "priority":
-            if seen & 2:
-                raise rt.duplicate(path, "priority")
-            seen |= 2
-            p = path + ".priority"
-            x_priority = d_PlanEntryPriority(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_priority = d_PlanEntryPriority(val, path + ".priority", cx)
         elif key == "status":
-            if seen & 4:
-                raise rt.duplicate(path, "status")
-            seen |= 4
-            p = path + ".status"
-            x_status = d_PlanEntryStatus(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_status = d_PlanEntryStatus(val, path + ".status", cx)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_content is MISSING:
-        raise rt.missing(path, "content")
-    if x_priority is MISSING:
-        raise rt.missing(path, "priority")
-    if x_status is MISSING:
-        raise rt.missing(path, "status")
-    return cls(content=x_content, priority=x_priority, status=x_status, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        content=rt.need(x_content, path, "content"),
+        priority=rt.need(x_priority, path, "priority"),
+        status=rt.need(x_status, path, "status"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_PlanEntryPriority(v: Any, path: str, cx: rt.Ctx) -> str:
@@ -4838,34 +3138,21 @@ def f_PlanItems(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PlanItem
     seen = 0
     for key, val, s, e in members:
         if key == "planId":
-            if seen & 1:
-                raise rt.duplicate(path, "planId")
-            seen |= 1
-            p = path + ".planId"
-            x_plan_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_plan_id = rt.d_str(val, path + ".planId", cx)
         elif key == "entries":
-            if seen & 2:
-                raise rt.duplicate(path, "entries")
-            seen |= 2
-            p = path + ".entries"
-            x_entries = rt.items(cx, val, p, d_PlanEntry, False, False)
+            seen = rt.once(seen, 2, path, key)
+            x_entries = rt.items(cx, val, path + ".entries", d_PlanEntry, False, False)
             if x_entries is MISSING or x_entries is None:
                 x_entries = []
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_plan_id is MISSING:
-        raise rt.missing(path, "planId")
-    if x_entries is MISSING:
-        raise rt.missing(path, "entries")
-    return cls(plan_id=x_plan_id, entries=x_entries, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        plan_id=rt.need(x_plan_id, path, "planId"),
+        entries=rt.need(x_entries, path, "entries"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_PlanUpdate(v: Any, path: str, cx: rt.Ctx) -> t.PlanUpdate:
@@ -4878,24 +3165,12 @@ def f_PlanUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PlanUpd
     seen = 0
     for key, val, s, e in members:
         if key == "plan":
-            if seen & 1:
-                raise rt.duplicate(path, "plan")
-            seen |= 1
-            p = path + ".plan"
-            x_plan = d_PlanUpdateContent(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_plan = d_PlanUpdateContent(val, path + ".plan", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_plan is MISSING:
-        raise rt.missing(path, "plan")
-    return cls(plan=x_plan, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(plan=rt.need(x_plan, path, "plan"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_AvailableCommandsUpdate(v: Any, path: str, cx: rt.Ctx) -> t.AvailableCommandsUpdate:
@@ -4912,26 +3187,17 @@ def f_AvailableCommandsUpdate(
     seen = 0
     for key, val, s, e in members:
         if key == "availableCommands":
-            if seen & 1:
-                raise rt.duplicate(path, "availableCommands")
-            seen |= 1
-            p = path + ".availableCommands"
-            x_available_commands = rt.items(cx, val, p, d_AvailableCommand, False, False)
+            seen = rt.once(seen, 1, path, key)
+            x_available_commands = rt.items(cx, val, path + ".availableCommands", d_AvailableCommand, False, False)
             if x_available_commands is MISSING or x_available_commands is None:
                 x_available_commands = []
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_available_commands is MISSING:
-        raise rt.missing(path, "availableCommands")
-    return cls(available_commands=x_available_commands, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        available_commands=rt.need(x_available_commands, path, "availableCommands"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_ConfigOptionUpdate(v: Any, path: str, cx: rt.Ctx) -> t.ConfigOptionUpdate:
@@ -4946,26 +3212,16 @@ def f_ConfigOptionUpdate(
     seen = 0
     for key, val, s, e in members:
         if key == "configOptions":
-            if seen & 1:
-                raise rt.duplicate(path, "configOptions")
-            seen |= 1
-            p = path + ".configOptions"
-            x_config_options = rt.items(cx, val, p, d_SessionConfigOption, False, False)
+            seen = rt.once(seen, 1, path, key)
+            x_config_options = rt.items(cx, val, path + ".configOptions", d_SessionConfigOption, False, False)
             if x_config_options is MISSING or x_config_options is None:
                 x_config_options = []
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_config_options is MISSING:
-        raise rt.missing(path, "configOptions")
-    return cls(config_options=x_config_options, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        config_options=rt.need(x_config_options, path, "configOptions"), meta=UNSET if x_meta is MISSING else x_meta
+    )
 
 
 def d_SessionInfoUpdate(v: Any, path: str, cx: rt.Ctx) -> t.SessionInfoUpdate:
@@ -4981,35 +3237,14 @@ def f_SessionInfoUpdate(
     seen = 0
     for key, val, s, e in members:
         if key == "title":
-            if seen & 1:
-                raise rt.duplicate(path, "title")
-            seen |= 1
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "updatedAt":
-            if seen & 2:
-                raise rt.duplicate(path, "updatedAt")
-            seen |= 2
-            p = path + ".updatedAt"
-            mark = len(cx.warnings)
-            try:
-                x_updated_at = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_updated_at = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_updated_at = rt.lenient(cx, val, path + ".updatedAt", rt.d_str, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         title=UNSET if x_title is MISSING else x_title,
         updated_at=UNSET if x_updated_at is MISSING else x_updated_at,
@@ -5028,32 +3263,19 @@ def f_Cost(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Cost]) -> t.C
     seen = 0
     for key, val, s, e in members:
         if key == "amount":
-            if seen & 1:
-                raise rt.duplicate(path, "amount")
-            seen |= 1
-            p = path + ".amount"
-            x_amount = rt.d_f64(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_amount = rt.d_f64(val, path + ".amount", cx)
         elif key == "currency":
-            if seen & 2:
-                raise rt.duplicate(path, "currency")
-            seen |= 2
-            p = path + ".currency"
-            x_currency = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_currency = rt.d_str(val, path + ".currency", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_amount is MISSING:
-        raise rt.missing(path, "amount")
-    if x_currency is MISSING:
-        raise rt.missing(path, "currency")
-    return cls(amount=x_amount, currency=x_currency, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        amount=rt.need(x_amount, path, "amount"),
+        currency=rt.need(x_currency, path, "currency"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_UsageUpdate(v: Any, path: str, cx: rt.Ctx) -> t.UsageUpdate:
@@ -5068,44 +3290,20 @@ def f_UsageUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.UsageU
     seen = 0
     for key, val, s, e in members:
         if key == "used":
-            if seen & 1:
-                raise rt.duplicate(path, "used")
-            seen |= 1
-            p = path + ".used"
-            x_used = rt.d_u64(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_used = rt.d_u64(val, path + ".used", cx)
         elif key == "size":
-            if seen & 2:
-                raise rt.duplicate(path, "size")
-            seen |= 2
-            p = path + ".size"
-            x_size = rt.d_u64(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_size = rt.d_u64(val, path + ".size", cx)
         elif key == "cost":
-            if seen & 4:
-                raise rt.duplicate(path, "cost")
-            seen |= 4
-            p = path + ".cost"
-            mark = len(cx.warnings)
-            try:
-                x_cost = None if val is None else d_Cost(val, p, cx)
-            except DecodeError as err:
-                x_cost = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_cost = rt.lenient(cx, val, path + ".cost", d_Cost, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_used is MISSING:
-        raise rt.missing(path, "used")
-    if x_size is MISSING:
-        raise rt.missing(path, "size")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        used=x_used,
-        size=x_size,
+        used=rt.need(x_used, path, "used"),
+        size=rt.need(x_size, path, "size"),
         cost=UNSET if x_cost is MISSING else x_cost,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -5127,37 +3325,17 @@ def f_Notice(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Notice]) ->
     seen = 0
     for key, val, s, e in members:
         if key == "severity":
-            if seen & 1:
-                raise rt.duplicate(path, "severity")
-            seen |= 1
-            p = path + ".severity"
-            x_severity = d_NoticeSeverity(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_severity = d_NoticeSeverity(val, path + ".severity", cx)
         elif key == "title":
-            if seen & 2:
-                raise rt.duplicate(path, "title")
-            seen |= 2
-            p = path + ".title"
-            x_title = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_title = rt.d_str(val, path + ".title", cx)
         elif key == "description":
-            if seen & 4:
-                raise rt.duplicate(path, "description")
-            seen |= 4
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     if x_severity is MISSING:
         raise rt.missing(path, "severity")
     if x_title is MISSING:
@@ -5188,50 +3366,23 @@ def f_CompactionUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.C
     seen = 0
     for key, val, s, e in members:
         if key == "compactionId":
-            if seen & 1:
-                raise rt.duplicate(path, "compactionId")
-            seen |= 1
-            p = path + ".compactionId"
-            x_compaction_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_compaction_id = rt.d_str(val, path + ".compactionId", cx)
         elif key == "status":
-            if seen & 2:
-                raise rt.duplicate(path, "status")
-            seen |= 2
-            p = path + ".status"
-            x_status = d_CompactionStatus(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_status = d_CompactionStatus(val, path + ".status", cx)
         elif key == "summary":
-            if seen & 4:
-                raise rt.duplicate(path, "summary")
-            seen |= 4
-            p = path + ".summary"
-            x_summary = rt.items(cx, val, p, d_ContentBlock, True, True)
+            seen = rt.once(seen, 4, path, key)
+            x_summary = rt.items(cx, val, path + ".summary", d_ContentBlock, True, True)
         elif key == "error":
-            if seen & 8:
-                raise rt.duplicate(path, "error")
-            seen |= 8
-            p = path + ".error"
-            mark = len(cx.warnings)
-            try:
-                x_error = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_error = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_error = rt.lenient(cx, val, path + ".error", rt.d_str, True)
         elif key == "_meta":
-            if seen & 16:
-                raise rt.duplicate(path, "_meta")
-            seen |= 16
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_compaction_id is MISSING:
-        raise rt.missing(path, "compactionId")
-    if x_status is MISSING:
-        raise rt.missing(path, "status")
+            seen = rt.once(seen, 16, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        compaction_id=x_compaction_id,
-        status=x_status,
+        compaction_id=rt.need(x_compaction_id, path, "compactionId"),
+        status=rt.need(x_status, path, "status"),
         summary=UNSET if x_summary is MISSING else x_summary,
         error=UNSET if x_error is MISSING else x_error,
         meta=UNSET if x_meta is MISSING else x_meta,
@@ -5253,32 +3404,19 @@ def f_CompactionSummaryChunk(
     seen = 0
     for key, val, s, e in members:
         if key == "compactionId":
-            if seen & 1:
-                raise rt.duplicate(path, "compactionId")
-            seen |= 1
-            p = path + ".compactionId"
-            x_compaction_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_compaction_id = rt.d_str(val, path + ".compactionId", cx)
         elif key == "content":
-            if seen & 2:
-                raise rt.duplicate(path, "content")
-            seen |= 2
-            p = path + ".content"
-            x_content = d_ContentBlock(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_content = d_ContentBlock(val, path + ".content", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_compaction_id is MISSING:
-        raise rt.missing(path, "compactionId")
-    if x_content is MISSING:
-        raise rt.missing(path, "content")
-    return cls(compaction_id=x_compaction_id, content=x_content, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        compaction_id=rt.need(x_compaction_id, path, "compactionId"),
+        content=rt.need(x_content, path, "content"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_CompleteElicitationNotification(v: Any, path: str, cx: rt.Ctx) -> t.CompleteElicitationNotification:
@@ -5298,24 +3436,14 @@ def f_CompleteElicitationNotification(
     seen = 0
     for key, val, s, e in members:
         if key == "elicitationId":
-            if seen & 1:
-                raise rt.duplicate(path, "elicitationId")
-            seen |= 1
-            p = path + ".elicitationId"
-            x_elicitation_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_elicitation_id = rt.d_str(val, path + ".elicitationId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_elicitation_id is MISSING:
-        raise rt.missing(path, "elicitationId")
-    return cls(elicitation_id=x_elicitation_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        elicitation_id=rt.need(x_elicitation_id, path, "elicitationId"), meta=UNSET if x_meta is MISSING else x_meta
+    )
 
 
 def d_InitializeRequest(v: Any, path: str, cx: rt.Ctx) -> t.InitializeRequest:
@@ -5332,44 +3460,20 @@ def f_InitializeRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "protocolVersion":
-            if seen & 1:
-                raise rt.duplicate(path, "protocolVersion")
-            seen |= 1
-            p = path + ".protocolVersion"
-            x_protocol_version = rt.d_u16(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_protocol_version = rt.d_u16(val, path + ".protocolVersion", cx)
         elif key == "info":
-            if seen & 2:
-                raise rt.duplicate(path, "info")
-            seen |= 2
-            p = path + ".info"
-            x_info = d_Implementation(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_info = d_Implementation(val, path + ".info", cx)
         elif key == "capabilities":
-            if seen & 4:
-                raise rt.duplicate(path, "capabilities")
-            seen |= 4
-            p = path + ".capabilities"
-            mark = len(cx.warnings)
-            try:
-                x_capabilities = d_ClientCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_capabilities = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_capabilities = rt.lenient(cx, val, path + ".capabilities", d_ClientCapabilities)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_protocol_version is MISSING:
-        raise rt.missing(path, "protocolVersion")
-    if x_info is MISSING:
-        raise rt.missing(path, "info")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        protocol_version=x_protocol_version,
-        info=x_info,
+        protocol_version=rt.need(x_protocol_version, path, "protocolVersion"),
+        info=rt.need(x_info, path, "info"),
         capabilities=t.ClientCapabilities() if x_capabilities is MISSING else x_capabilities,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -5388,35 +3492,14 @@ def f_ClientCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "auth":
-            if seen & 1:
-                raise rt.duplicate(path, "auth")
-            seen |= 1
-            p = path + ".auth"
-            mark = len(cx.warnings)
-            try:
-                x_auth = None if val is None else d_ClientAuthCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_auth = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_auth = rt.lenient(cx, val, path + ".auth", d_ClientAuthCapabilities, True)
         elif key == "elicitation":
-            if seen & 2:
-                raise rt.duplicate(path, "elicitation")
-            seen |= 2
-            p = path + ".elicitation"
-            mark = len(cx.warnings)
-            try:
-                x_elicitation = None if val is None else d_ElicitationCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_elicitation = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_elicitation = rt.lenient(cx, val, path + ".elicitation", d_ElicitationCapabilities, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         auth=UNSET if x_auth is MISSING else x_auth,
         elicitation=UNSET if x_elicitation is MISSING else x_elicitation,
@@ -5438,25 +3521,11 @@ def f_ClientAuthCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "terminal":
-            if seen & 1:
-                raise rt.duplicate(path, "terminal")
-            seen |= 1
-            p = path + ".terminal"
-            mark = len(cx.warnings)
-            try:
-                x_terminal = None if val is None else d_TerminalAuthCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_terminal = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_terminal = rt.lenient(cx, val, path + ".terminal", d_TerminalAuthCapabilities, True)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(terminal=UNSET if x_terminal is MISSING else x_terminal, meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -5473,15 +3542,8 @@ def f_TerminalAuthCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -5500,35 +3562,14 @@ def f_ElicitationCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "form":
-            if seen & 1:
-                raise rt.duplicate(path, "form")
-            seen |= 1
-            p = path + ".form"
-            mark = len(cx.warnings)
-            try:
-                x_form = None if val is None else d_ElicitationFormCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_form = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_form = rt.lenient(cx, val, path + ".form", d_ElicitationFormCapabilities, True)
         elif key == "url":
-            if seen & 2:
-                raise rt.duplicate(path, "url")
-            seen |= 2
-            p = path + ".url"
-            mark = len(cx.warnings)
-            try:
-                x_url = None if val is None else d_ElicitationUrlCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_url = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_url = rt.lenient(cx, val, path + ".url", d_ElicitationUrlCapabilities, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         form=UNSET if x_form is MISSING else x_form,
         url=UNSET if x_url is MISSING else x_url,
@@ -5549,15 +3590,8 @@ def f_ElicitationFormCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -5574,15 +3608,8 @@ def f_ElicitationUrlCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -5596,24 +3623,12 @@ def f_LoginAuthRequest(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.L
     seen = 0
     for key, val, s, e in members:
         if key == "methodId":
-            if seen & 1:
-                raise rt.duplicate(path, "methodId")
-            seen |= 1
-            p = path + ".methodId"
-            x_method_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_method_id = rt.d_str(val, path + ".methodId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_method_id is MISSING:
-        raise rt.missing(path, "methodId")
-    return cls(method_id=x_method_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(method_id=rt.need(x_method_id, path, "methodId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_LogoutAuthRequest(v: Any, path: str, cx: rt.Ctx) -> t.LogoutAuthRequest:
@@ -5627,15 +3642,8 @@ def f_LogoutAuthRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -5653,37 +3661,19 @@ def f_NewSessionRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "cwd":
-            if seen & 1:
-                raise rt.duplicate(path, "cwd")
-            seen |= 1
-            p = path + ".cwd"
-            x_cwd = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_cwd = rt.d_str(val, path + ".cwd", cx)
         elif key == "additionalDirectories":
-            if seen & 2:
-                raise rt.duplicate(path, "additionalDirectories")
-            seen |= 2
-            p = path + ".additionalDirectories"
-            x_additional_directories = rt.default_on_null(cx, val, p, _list_7)
+            seen = rt.once(seen, 2, path, key)
+            x_additional_directories = rt.default_on_null(cx, val, path + ".additionalDirectories", _list_7)
         elif key == "mcpServers":
-            if seen & 4:
-                raise rt.duplicate(path, "mcpServers")
-            seen |= 4
-            p = path + ".mcpServers"
-            x_mcp_servers = rt.default_on_null(cx, val, p, _list_10)
+            seen = rt.once(seen, 4, path, key)
+            x_mcp_servers = rt.default_on_null(cx, val, path + ".mcpServers", _list_10)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_cwd is MISSING:
-        raise rt.missing(path, "cwd")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        cwd=x_cwd,
+        cwd=rt.need(x_cwd, path, "cwd"),
         additional_directories=UNSET if x_additional_directories is MISSING else x_additional_directories,
         mcp_servers=UNSET if x_mcp_servers is MISSING else x_mcp_servers,
         meta=UNSET if x_meta is MISSING else x_meta,
@@ -5713,32 +3703,19 @@ def f_HttpHeader(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.HttpHea
     seen = 0
     for key, val, s, e in members:
         if key == "name":
-            if seen & 1:
-                raise rt.duplicate(path, "name")
-            seen |= 1
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "value":
-            if seen & 2:
-                raise rt.duplicate(path, "value")
-            seen |= 2
-            p = path + ".value"
-            x_value = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_value = rt.d_str(val, path + ".value", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
-    if x_value is MISSING:
-        raise rt.missing(path, "value")
-    return cls(name=x_name, value=x_value, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        name=rt.need(x_name, path, "name"),
+        value=rt.need(x_value, path, "value"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_McpServerHttp(v: Any, path: str, cx: rt.Ctx) -> t.McpServerHttp:
@@ -5753,40 +3730,20 @@ def f_McpServerHttp(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.McpS
     seen = 0
     for key, val, s, e in members:
         if key == "name":
-            if seen & 1:
-                raise rt.duplicate(path, "name")
-            seen |= 1
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "url":
-            if seen & 2:
-                raise rt.duplicate(path, "url")
-            seen |= 2
-            p = path + ".url"
-            x_url = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_url = rt.d_str(val, path + ".url", cx)
         elif key == "headers":
-            if seen & 4:
-                raise rt.duplicate(path, "headers")
-            seen |= 4
-            p = path + ".headers"
-            x_headers = rt.default_on_null(cx, val, p, _list_11)
+            seen = rt.once(seen, 4, path, key)
+            x_headers = rt.default_on_null(cx, val, path + ".headers", _list_11)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
-    if x_url is MISSING:
-        raise rt.missing(path, "url")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        name=x_name,
-        url=x_url,
+        name=rt.need(x_name, path, "name"),
+        url=rt.need(x_url, path, "url"),
         headers=UNSET if x_headers is MISSING else x_headers,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -5805,46 +3762,23 @@ def f_McpServerStdio(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Mcp
     seen = 0
     for key, val, s, e in members:
         if key == "name":
-            if seen & 1:
-                raise rt.duplicate(path, "name")
-            seen |= 1
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "command":
-            if seen & 2:
-                raise rt.duplicate(path, "command")
-            seen |= 2
-            p = path + ".command"
-            x_command = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_command = rt.d_str(val, path + ".command", cx)
         elif key == "args":
-            if seen & 4:
-                raise rt.duplicate(path, "args")
-            seen |= 4
-            p = path + ".args"
-            x_args = rt.default_on_null(cx, val, p, _list_2)
+            seen = rt.once(seen, 4, path, key)
+            x_args = rt.default_on_null(cx, val, path + ".args", _list_2)
         elif key == "env":
-            if seen & 8:
-                raise rt.duplicate(path, "env")
-            seen |= 8
-            p = path + ".env"
-            x_env = rt.default_on_null(cx, val, p, _list_4)
+            seen = rt.once(seen, 8, path, key)
+            x_env = rt.default_on_null(cx, val, path + ".env", _list_4)
         elif key == "_meta":
-            if seen & 16:
-                raise rt.duplicate(path, "_meta")
-            seen |= 16
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
-    if x_command is MISSING:
-        raise rt.missing(path, "command")
+            seen = rt.once(seen, 16, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        name=x_name,
-        command=x_command,
+        name=rt.need(x_name, path, "name"),
+        command=rt.need(x_command, path, "command"),
         args=UNSET if x_args is MISSING else x_args,
         env=UNSET if x_env is MISSING else x_env,
         meta=UNSET if x_meta is MISSING else x_meta,
@@ -5866,27 +3800,14 @@ def f_ListSessionsRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "cwd":
-            if seen & 1:
-                raise rt.duplicate(path, "cwd")
-            seen |= 1
-            p = path + ".cwd"
-            x_cwd = None if val is None else rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_cwd = None if val is None else rt.d_str(val, path + ".cwd", cx)
         elif key == "cursor":
-            if seen & 2:
-                raise rt.duplicate(path, "cursor")
-            seen |= 2
-            p = path + ".cursor"
-            x_cursor = None if val is None else rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_cursor = None if val is None else rt.d_str(val, path + ".cursor", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         cwd=UNSET if x_cwd is MISSING else x_cwd,
         cursor=UNSET if x_cursor is MISSING else x_cursor,
@@ -5908,24 +3829,12 @@ def f_DeleteSessionRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    return cls(session_id=x_session_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(session_id=rt.need(x_session_id, path, "sessionId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_ResumeSessionRequest(v: Any, path: str, cx: rt.Ctx) -> t.ResumeSessionRequest:
@@ -5946,52 +3855,26 @@ def f_ResumeSessionRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "cwd":
-            if seen & 2:
-                raise rt.duplicate(path, "cwd")
-            seen |= 2
-            p = path + ".cwd"
-            x_cwd = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_cwd = rt.d_str(val, path + ".cwd", cx)
         elif key == "additionalDirectories":
-            if seen & 4:
-                raise rt.duplicate(path, "additionalDirectories")
-            seen |= 4
-            p = path + ".additionalDirectories"
-            x_additional_directories = rt.default_on_null(cx, val, p, _list_7)
+            seen = rt.once(seen, 4, path, key)
+            x_additional_directories = rt.default_on_null(cx, val, path + ".additionalDirectories", _list_7)
         elif key == "mcpServers":
-            if seen & 8:
-                raise rt.duplicate(path, "mcpServers")
-            seen |= 8
-            p = path + ".mcpServers"
-            x_mcp_servers = rt.default_on_null(cx, val, p, _list_10)
+            seen = rt.once(seen, 8, path, key)
+            x_mcp_servers = rt.default_on_null(cx, val, path + ".mcpServers", _list_10)
         elif key == "replayFrom":
-            if seen & 16:
-                raise rt.duplicate(path, "replayFrom")
-            seen |= 16
-            p = path + ".replayFrom"
-            x_replay_from = None if val is None else d_ReplayFrom(val, p, cx)
+            seen = rt.once(seen, 16, path, key)
+            x_replay_from = None if val is None else d_ReplayFrom(val, path + ".replayFrom", cx)
         elif key == "_meta":
-            if seen & 32:
-                raise rt.duplicate(path, "_meta")
-            seen |= 32
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    if x_cwd is MISSING:
-        raise rt.missing(path, "cwd")
+            seen = rt.once(seen, 32, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        session_id=x_session_id,
-        cwd=x_cwd,
+        session_id=rt.need(x_session_id, path, "sessionId"),
+        cwd=rt.need(x_cwd, path, "cwd"),
         additional_directories=UNSET if x_additional_directories is MISSING else x_additional_directories,
         mcp_servers=UNSET if x_mcp_servers is MISSING else x_mcp_servers,
         replay_from=UNSET if x_replay_from is MISSING else x_replay_from,
@@ -6018,15 +3901,8 @@ def f_ReplayFromStart(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Re
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -6044,24 +3920,12 @@ def f_CloseSessionRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    return cls(session_id=x_session_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(session_id=rt.need(x_session_id, path, "sessionId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_CancelToolCallRequest(v: Any, path: str, cx: rt.Ctx) -> t.CancelToolCallRequest:
@@ -6079,32 +3943,19 @@ def f_CancelToolCallRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "toolCallId":
-            if seen & 2:
-                raise rt.duplicate(path, "toolCallId")
-            seen |= 2
-            p = path + ".toolCallId"
-            x_tool_call_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_tool_call_id = rt.d_str(val, path + ".toolCallId", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    if x_tool_call_id is MISSING:
-        raise rt.missing(path, "toolCallId")
-    return cls(session_id=x_session_id, tool_call_id=x_tool_call_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        session_id=rt.need(x_session_id, path, "sessionId"),
+        tool_call_id=rt.need(x_tool_call_id, path, "toolCallId"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_CancelTerminalRequest(v: Any, path: str, cx: rt.Ctx) -> t.CancelTerminalRequest:
@@ -6122,32 +3973,19 @@ def f_CancelTerminalRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "terminalId":
-            if seen & 2:
-                raise rt.duplicate(path, "terminalId")
-            seen |= 2
-            p = path + ".terminalId"
-            x_terminal_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_terminal_id = rt.d_str(val, path + ".terminalId", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    if x_terminal_id is MISSING:
-        raise rt.missing(path, "terminalId")
-    return cls(session_id=x_session_id, terminal_id=x_terminal_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        session_id=rt.need(x_session_id, path, "sessionId"),
+        terminal_id=rt.need(x_terminal_id, path, "terminalId"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_SetSessionConfigOptionRequestVariantId(v: Any, path: str, cx: rt.Ctx) -> t.SetSessionConfigOptionRequestVariantId:
@@ -6166,14 +4004,9 @@ def f_SetSessionConfigOptionRequestVariantId(
     seen = 0
     for key, val, _s, _e in members:
         if key == "value":
-            if seen & 1:
-                raise rt.duplicate(path, "value")
-            seen |= 1
-            p = path + ".value"
-            x_value = rt.d_str(val, p, cx)
-    if x_value is MISSING:
-        raise rt.missing(path, "value")
-    return cls(value=x_value)
+            seen = rt.once(seen, 1, path, key)
+            x_value = rt.d_str(val, path + ".value", cx)
+    return cls(value=rt.need(x_value, path, "value"))
 
 
 def d_SetSessionConfigOptionRequestVariantBoolean(
@@ -6194,14 +4027,9 @@ def f_SetSessionConfigOptionRequestVariantBoolean(
     seen = 0
     for key, val, _s, _e in members:
         if key == "value":
-            if seen & 1:
-                raise rt.duplicate(path, "value")
-            seen |= 1
-            p = path + ".value"
-            x_value = rt.d_bool(val, p, cx)
-    if x_value is MISSING:
-        raise rt.missing(path, "value")
-    return cls(value=x_value)
+            seen = rt.once(seen, 1, path, key)
+            x_value = rt.d_bool(val, path + ".value", cx)
+    return cls(value=rt.need(x_value, path, "value"))
 
 
 def d_SetSessionConfigOptionRequestVariant(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -6226,34 +4054,20 @@ def d_SetSessionConfigOptionRequest(v: Any, path: str, cx: rt.Ctx) -> t.SetSessi
     seen = 0
     for key, val, s, e in obj.members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "configId":
-            if seen & 2:
-                raise rt.duplicate(path, "configId")
-            seen |= 2
-            p = path + ".configId"
-            x_config_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_config_id = rt.d_str(val, path + ".configId", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    if x_config_id is MISSING:
-        raise rt.missing(path, "configId")
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     variant = d_SetSessionConfigOptionRequestVariant(obj, path, cx)
     return t.SetSessionConfigOptionRequest(
-        session_id=x_session_id, config_id=x_config_id, meta=UNSET if x_meta is MISSING else x_meta, variant=variant
+        session_id=rt.need(x_session_id, path, "sessionId"),
+        config_id=rt.need(x_config_id, path, "configId"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+        variant=variant,
     )
 
 
@@ -6268,27 +4082,14 @@ def f_PromptRequest(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Prom
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "prompt":
-            if seen & 2:
-                raise rt.duplicate(path, "prompt")
-            seen |= 2
-            p = path + ".prompt"
-            x_prompt = _list_12(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_prompt = _list_12(val, path + ".prompt", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     if x_session_id is MISSING:
         raise rt.missing(path, "sessionId")
     if x_prompt is MISSING:
@@ -6311,24 +4112,12 @@ def f_RequestPermissionResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "outcome":
-            if seen & 1:
-                raise rt.duplicate(path, "outcome")
-            seen |= 1
-            p = path + ".outcome"
-            x_outcome = d_RequestPermissionOutcome(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_outcome = d_RequestPermissionOutcome(val, path + ".outcome", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_outcome is MISSING:
-        raise rt.missing(path, "outcome")
-    return cls(outcome=x_outcome, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(outcome=rt.need(x_outcome, path, "outcome"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_RequestPermissionOutcome(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -6356,15 +4145,8 @@ def f_CancelledPermissionOutcome(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -6382,24 +4164,12 @@ def f_SelectedPermissionOutcome(
     seen = 0
     for key, val, s, e in members:
         if key == "optionId":
-            if seen & 1:
-                raise rt.duplicate(path, "optionId")
-            seen |= 1
-            p = path + ".optionId"
-            x_option_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_option_id = rt.d_str(val, path + ".optionId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_option_id is MISSING:
-        raise rt.missing(path, "optionId")
-    return cls(option_id=x_option_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(option_id=rt.need(x_option_id, path, "optionId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_CreateElicitationResponseVariant(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -6422,15 +4192,8 @@ def d_CreateElicitationResponse(v: Any, path: str, cx: rt.Ctx) -> t.CreateElicit
     seen = 0
     for key, val, s, e in obj.members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     variant = d_CreateElicitationResponseVariant(obj, path, cx)
     return t.CreateElicitationResponse(meta=UNSET if x_meta is MISSING else x_meta, variant=variant)
 
@@ -6474,11 +4237,8 @@ def f_ElicitationAcceptAction(
     seen = 0
     for key, val, _s, _e in members:
         if key == "content":
-            if seen & 1:
-                raise rt.duplicate(path, "content")
-            seen |= 1
-            p = path + ".content"
-            x_content = None if val is None else _map_13(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_content = None if val is None else _map_13(val, path + ".content", cx)
     return cls(content=UNSET if x_content is MISSING else x_content)
 
 
@@ -6496,24 +4256,12 @@ def f_CancelSessionNotification(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    return cls(session_id=x_session_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(session_id=rt.need(x_session_id, path, "sessionId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_CancelRequestNotification(v: Any, path: str, cx: rt.Ctx) -> t.CancelRequestNotification:
@@ -6530,24 +4278,12 @@ def f_CancelRequestNotification(
     seen = 0
     for key, val, s, e in members:
         if key == "requestId":
-            if seen & 1:
-                raise rt.duplicate(path, "requestId")
-            seen |= 1
-            p = path + ".requestId"
-            x_request_id = rt.d_request_id(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_request_id = rt.d_request_id(val, path + ".requestId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_request_id is MISSING:
-        raise rt.missing(path, "requestId")
-    return cls(request_id=x_request_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(request_id=rt.need(x_request_id, path, "requestId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 DECODERS: Final[dict[str, rt.Decoder]] = {

@@ -11,7 +11,6 @@ from msgspec import UNSET
 
 from agentproto.acp.generated import v2_unstable as t
 from agentproto.codec import runtime as rt
-from agentproto.codec.errors import DecodeError
 from agentproto.codec.reader import JObject
 from agentproto.codec.runtime import MISSING
 
@@ -98,49 +97,23 @@ def f_RequestPermissionRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "title":
-            if seen & 2:
-                raise rt.duplicate(path, "title")
-            seen |= 2
-            p = path + ".title"
-            x_title = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_title = rt.d_str(val, path + ".title", cx)
         elif key == "description":
-            if seen & 4:
-                raise rt.duplicate(path, "description")
-            seen |= 4
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "subject":
-            if seen & 8:
-                raise rt.duplicate(path, "subject")
-            seen |= 8
-            p = path + ".subject"
-            x_subject = None if val is None else d_RequestPermissionSubject(val, p, cx)
+            seen = rt.once(seen, 8, path, key)
+            x_subject = None if val is None else d_RequestPermissionSubject(val, path + ".subject", cx)
         elif key == "options":
-            if seen & 16:
-                raise rt.duplicate(path, "options")
-            seen |= 16
-            p = path + ".options"
-            x_options = _list_0(val, p, cx)
+            seen = rt.once(seen, 16, path, key)
+            x_options = _list_0(val, path + ".options", cx)
         elif key == "_meta":
-            if seen & 32:
-                raise rt.duplicate(path, "_meta")
-            seen |= 32
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 32, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     if x_session_id is MISSING:
         raise rt.missing(path, "sessionId")
     if x_title is MISSING:
@@ -189,107 +162,40 @@ def f_ToolCallUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Too
     seen = 0
     for key, val, s, e in members:
         if key == "toolCallId":
-            if seen & 1:
-                raise rt.duplicate(path, "toolCallId")
-            seen |= 1
-            p = path + ".toolCallId"
-            x_tool_call_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_tool_call_id = rt.d_str(val, path + ".toolCallId", cx)
         elif key == "name":
-            if seen & 2:
-                raise rt.duplicate(path, "name")
-            seen |= 2
-            p = path + ".name"
-            mark = len(cx.warnings)
-            try:
-                x_name = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_name = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_name = rt.lenient(cx, val, path + ".name", rt.d_str, True)
         elif key == "title":
-            if seen & 4:
-                raise rt.duplicate(path, "title")
-            seen |= 4
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "kind":
-            if seen & 8:
-                raise rt.duplicate(path, "kind")
-            seen |= 8
-            p = path + ".kind"
-            mark = len(cx.warnings)
-            try:
-                x_kind = None if val is None else d_ToolKind(val, p, cx)
-            except DecodeError as err:
-                x_kind = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_kind = rt.lenient(cx, val, path + ".kind", d_ToolKind, True)
         elif key == "status":
-            if seen & 16:
-                raise rt.duplicate(path, "status")
-            seen |= 16
-            p = path + ".status"
-            mark = len(cx.warnings)
-            try:
-                x_status = None if val is None else d_ToolCallStatus(val, p, cx)
-            except DecodeError as err:
-                x_status = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 16, path, key)
+            x_status = rt.lenient(cx, val, path + ".status", d_ToolCallStatus, True)
         elif key == "content":
-            if seen & 32:
-                raise rt.duplicate(path, "content")
-            seen |= 32
-            p = path + ".content"
-            x_content = rt.items(cx, val, p, d_ToolCallContent, True, True)
+            seen = rt.once(seen, 32, path, key)
+            x_content = rt.items(cx, val, path + ".content", d_ToolCallContent, True, True)
         elif key == "locations":
-            if seen & 64:
-                raise rt.duplicate(path, "locations")
-            seen |= 64
-            p = path + ".locations"
-            x_locations = rt.items(cx, val, p, d_ToolCallLocation, True, True)
+            seen = rt.once(seen, 64, path, key)
+            x_locations = rt.items(cx, val, path + ".locations", d_ToolCallLocation, True, True)
         elif key == "rawInput":
-            if seen & 128:
-                raise rt.duplicate(path, "rawInput")
-            seen |= 128
-            p = path + ".rawInput"
-            mark = len(cx.warnings)
-            try:
-                x_raw_input = rt.d_raw(cx, s, e)
-            except DecodeError as err:
-                x_raw_input = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 128, path, key)
+            x_raw_input = rt.d_raw(cx, s, e)
         elif key == "rawOutput":
-            if seen & 256:
-                raise rt.duplicate(path, "rawOutput")
-            seen |= 256
-            p = path + ".rawOutput"
-            mark = len(cx.warnings)
-            try:
-                x_raw_output = rt.d_raw(cx, s, e)
-            except DecodeError as err:
-                x_raw_output = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 256, path, key)
+            x_raw_output = rt.d_raw(cx, s, e)
         elif key == "capabilities":
-            if seen & 512:
-                raise rt.duplicate(path, "capabilities")
-            seen |= 512
-            p = path + ".capabilities"
-            mark = len(cx.warnings)
-            try:
-                x_capabilities = None if val is None else d_ToolCallCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_capabilities = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 512, path, key)
+            x_capabilities = rt.lenient(cx, val, path + ".capabilities", d_ToolCallCapabilities, True)
         elif key == "_meta":
-            if seen & 1024:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1024
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_tool_call_id is MISSING:
-        raise rt.missing(path, "toolCallId")
+            seen = rt.once(seen, 1024, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        tool_call_id=x_tool_call_id,
+        tool_call_id=rt.need(x_tool_call_id, path, "toolCallId"),
         name=UNSET if x_name is MISSING else x_name,
         title=UNSET if x_title is MISSING else x_title,
         kind=UNSET if x_kind is MISSING else x_kind,
@@ -355,41 +261,17 @@ def f_Annotations(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Annota
     seen = 0
     for key, val, s, e in members:
         if key == "audience":
-            if seen & 1:
-                raise rt.duplicate(path, "audience")
-            seen |= 1
-            p = path + ".audience"
-            x_audience = rt.items(cx, val, p, d_Role, True, True)
+            seen = rt.once(seen, 1, path, key)
+            x_audience = rt.items(cx, val, path + ".audience", d_Role, True, True)
         elif key == "lastModified":
-            if seen & 2:
-                raise rt.duplicate(path, "lastModified")
-            seen |= 2
-            p = path + ".lastModified"
-            mark = len(cx.warnings)
-            try:
-                x_last_modified = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_last_modified = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_last_modified = rt.lenient(cx, val, path + ".lastModified", rt.d_str, True)
         elif key == "priority":
-            if seen & 4:
-                raise rt.duplicate(path, "priority")
-            seen |= 4
-            p = path + ".priority"
-            mark = len(cx.warnings)
-            try:
-                x_priority = None if val is None else rt.d_f64(val, p, cx)
-            except DecodeError as err:
-                x_priority = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_priority = rt.lenient(cx, val, path + ".priority", rt.d_f64, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         audience=UNSET if x_audience is MISSING else x_audience,
         last_modified=UNSET if x_last_modified is MISSING else x_last_modified,
@@ -413,35 +295,16 @@ def f_TextContent(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.TextCo
     seen = 0
     for key, val, s, e in members:
         if key == "text":
-            if seen & 1:
-                raise rt.duplicate(path, "text")
-            seen |= 1
-            p = path + ".text"
-            x_text = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_text = rt.d_str(val, path + ".text", cx)
         elif key == "annotations":
-            if seen & 2:
-                raise rt.duplicate(path, "annotations")
-            seen |= 2
-            p = path + ".annotations"
-            mark = len(cx.warnings)
-            try:
-                x_annotations = None if val is None else d_Annotations(val, p, cx)
-            except DecodeError as err:
-                x_annotations = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_annotations = rt.lenient(cx, val, path + ".annotations", d_Annotations, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_text is MISSING:
-        raise rt.missing(path, "text")
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        text=x_text,
+        text=rt.need(x_text, path, "text"),
         annotations=UNSET if x_annotations is MISSING else x_annotations,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -460,54 +323,23 @@ def f_ImageContent(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Image
     seen = 0
     for key, val, s, e in members:
         if key == "data":
-            if seen & 1:
-                raise rt.duplicate(path, "data")
-            seen |= 1
-            p = path + ".data"
-            x_data = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_data = rt.d_str(val, path + ".data", cx)
         elif key == "mimeType":
-            if seen & 2:
-                raise rt.duplicate(path, "mimeType")
-            seen |= 2
-            p = path + ".mimeType"
-            x_mime_type = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_mime_type = rt.d_str(val, path + ".mimeType", cx)
         elif key == "uri":
-            if seen & 4:
-                raise rt.duplicate(path, "uri")
-            seen |= 4
-            p = path + ".uri"
-            mark = len(cx.warnings)
-            try:
-                x_uri = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_uri = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_uri = rt.lenient(cx, val, path + ".uri", rt.d_str, True)
         elif key == "annotations":
-            if seen & 8:
-                raise rt.duplicate(path, "annotations")
-            seen |= 8
-            p = path + ".annotations"
-            mark = len(cx.warnings)
-            try:
-                x_annotations = None if val is None else d_Annotations(val, p, cx)
-            except DecodeError as err:
-                x_annotations = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_annotations = rt.lenient(cx, val, path + ".annotations", d_Annotations, True)
         elif key == "_meta":
-            if seen & 16:
-                raise rt.duplicate(path, "_meta")
-            seen |= 16
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_data is MISSING:
-        raise rt.missing(path, "data")
-    if x_mime_type is MISSING:
-        raise rt.missing(path, "mimeType")
+            seen = rt.once(seen, 16, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        data=x_data,
-        mime_type=x_mime_type,
+        data=rt.need(x_data, path, "data"),
+        mime_type=rt.need(x_mime_type, path, "mimeType"),
         uri=UNSET if x_uri is MISSING else x_uri,
         annotations=UNSET if x_annotations is MISSING else x_annotations,
         meta=UNSET if x_meta is MISSING else x_meta,
@@ -526,44 +358,20 @@ def f_AudioContent(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Audio
     seen = 0
     for key, val, s, e in members:
         if key == "data":
-            if seen & 1:
-                raise rt.duplicate(path, "data")
-            seen |= 1
-            p = path + ".data"
-            x_data = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_data = rt.d_str(val, path + ".data", cx)
         elif key == "mimeType":
-            if seen & 2:
-                raise rt.duplicate(path, "mimeType")
-            seen |= 2
-            p = path + ".mimeType"
-            x_mime_type = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_mime_type = rt.d_str(val, path + ".mimeType", cx)
         elif key == "annotations":
-            if seen & 4:
-                raise rt.duplicate(path, "annotations")
-            seen |= 4
-            p = path + ".annotations"
-            mark = len(cx.warnings)
-            try:
-                x_annotations = None if val is None else d_Annotations(val, p, cx)
-            except DecodeError as err:
-                x_annotations = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_annotations = rt.lenient(cx, val, path + ".annotations", d_Annotations, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_data is MISSING:
-        raise rt.missing(path, "data")
-    if x_mime_type is MISSING:
-        raise rt.missing(path, "mimeType")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        data=x_data,
-        mime_type=x_mime_type,
+        data=rt.need(x_data, path, "data"),
+        mime_type=rt.need(x_mime_type, path, "mimeType"),
         annotations=UNSET if x_annotations is MISSING else x_annotations,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -582,51 +390,22 @@ def f_Icon(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Icon]) -> t.I
     seen = 0
     for key, val, s, e in members:
         if key == "src":
-            if seen & 1:
-                raise rt.duplicate(path, "src")
-            seen |= 1
-            p = path + ".src"
-            x_src = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_src = rt.d_str(val, path + ".src", cx)
         elif key == "mimeType":
-            if seen & 2:
-                raise rt.duplicate(path, "mimeType")
-            seen |= 2
-            p = path + ".mimeType"
-            mark = len(cx.warnings)
-            try:
-                x_mime_type = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_mime_type = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_mime_type = rt.lenient(cx, val, path + ".mimeType", rt.d_str, True)
         elif key == "sizes":
-            if seen & 4:
-                raise rt.duplicate(path, "sizes")
-            seen |= 4
-            p = path + ".sizes"
-            x_sizes = rt.items(cx, val, p, rt.d_str, True, True)
+            seen = rt.once(seen, 4, path, key)
+            x_sizes = rt.items(cx, val, path + ".sizes", rt.d_str, True, True)
         elif key == "theme":
-            if seen & 8:
-                raise rt.duplicate(path, "theme")
-            seen |= 8
-            p = path + ".theme"
-            mark = len(cx.warnings)
-            try:
-                x_theme = None if val is None else d_IconTheme(val, p, cx)
-            except DecodeError as err:
-                x_theme = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_theme = rt.lenient(cx, val, path + ".theme", d_IconTheme, True)
         elif key == "_meta":
-            if seen & 16:
-                raise rt.duplicate(path, "_meta")
-            seen |= 16
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_src is MISSING:
-        raise rt.missing(path, "src")
+            seen = rt.once(seen, 16, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        src=x_src,
+        src=rt.need(x_src, path, "src"),
         mime_type=UNSET if x_mime_type is MISSING else x_mime_type,
         sizes=UNSET if x_sizes is MISSING else x_sizes,
         theme=UNSET if x_theme is MISSING else x_theme,
@@ -655,90 +434,35 @@ def f_ResourceLink(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Resou
     seen = 0
     for key, val, s, e in members:
         if key == "name":
-            if seen & 1:
-                raise rt.duplicate(path, "name")
-            seen |= 1
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "uri":
-            if seen & 2:
-                raise rt.duplicate(path, "uri")
-            seen |= 2
-            p = path + ".uri"
-            x_uri = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_uri = rt.d_str(val, path + ".uri", cx)
         elif key == "title":
-            if seen & 4:
-                raise rt.duplicate(path, "title")
-            seen |= 4
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "description":
-            if seen & 8:
-                raise rt.duplicate(path, "description")
-            seen |= 8
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "icons":
-            if seen & 16:
-                raise rt.duplicate(path, "icons")
-            seen |= 16
-            p = path + ".icons"
-            x_icons = rt.items(cx, val, p, d_Icon, True, True)
+            seen = rt.once(seen, 16, path, key)
+            x_icons = rt.items(cx, val, path + ".icons", d_Icon, True, True)
         elif key == "mimeType":
-            if seen & 32:
-                raise rt.duplicate(path, "mimeType")
-            seen |= 32
-            p = path + ".mimeType"
-            mark = len(cx.warnings)
-            try:
-                x_mime_type = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_mime_type = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 32, path, key)
+            x_mime_type = rt.lenient(cx, val, path + ".mimeType", rt.d_str, True)
         elif key == "size":
-            if seen & 64:
-                raise rt.duplicate(path, "size")
-            seen |= 64
-            p = path + ".size"
-            mark = len(cx.warnings)
-            try:
-                x_size = None if val is None else rt.d_u64(val, p, cx)
-            except DecodeError as err:
-                x_size = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 64, path, key)
+            x_size = rt.lenient(cx, val, path + ".size", rt.d_u64, True)
         elif key == "annotations":
-            if seen & 128:
-                raise rt.duplicate(path, "annotations")
-            seen |= 128
-            p = path + ".annotations"
-            mark = len(cx.warnings)
-            try:
-                x_annotations = None if val is None else d_Annotations(val, p, cx)
-            except DecodeError as err:
-                x_annotations = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 128, path, key)
+            x_annotations = rt.lenient(cx, val, path + ".annotations", d_Annotations, True)
         elif key == "_meta":
-            if seen & 256:
-                raise rt.duplicate(path, "_meta")
-            seen |= 256
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
-    if x_uri is MISSING:
-        raise rt.missing(path, "uri")
+            seen = rt.once(seen, 256, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        name=x_name,
-        uri=x_uri,
+        name=rt.need(x_name, path, "name"),
+        uri=rt.need(x_uri, path, "uri"),
         title=UNSET if x_title is MISSING else x_title,
         description=UNSET if x_description is MISSING else x_description,
         icons=UNSET if x_icons is MISSING else x_icons,
@@ -775,44 +499,20 @@ def f_TextResourceContents(
     seen = 0
     for key, val, s, e in members:
         if key == "text":
-            if seen & 1:
-                raise rt.duplicate(path, "text")
-            seen |= 1
-            p = path + ".text"
-            x_text = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_text = rt.d_str(val, path + ".text", cx)
         elif key == "uri":
-            if seen & 2:
-                raise rt.duplicate(path, "uri")
-            seen |= 2
-            p = path + ".uri"
-            x_uri = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_uri = rt.d_str(val, path + ".uri", cx)
         elif key == "mimeType":
-            if seen & 4:
-                raise rt.duplicate(path, "mimeType")
-            seen |= 4
-            p = path + ".mimeType"
-            mark = len(cx.warnings)
-            try:
-                x_mime_type = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_mime_type = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_mime_type = rt.lenient(cx, val, path + ".mimeType", rt.d_str, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_text is MISSING:
-        raise rt.missing(path, "text")
-    if x_uri is MISSING:
-        raise rt.missing(path, "uri")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        text=x_text,
-        uri=x_uri,
+        text=rt.need(x_text, path, "text"),
+        uri=rt.need(x_uri, path, "uri"),
         mime_type=UNSET if x_mime_type is MISSING else x_mime_type,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -834,44 +534,20 @@ def f_BlobResourceContents(
     seen = 0
     for key, val, s, e in members:
         if key == "blob":
-            if seen & 1:
-                raise rt.duplicate(path, "blob")
-            seen |= 1
-            p = path + ".blob"
-            x_blob = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_blob = rt.d_str(val, path + ".blob", cx)
         elif key == "uri":
-            if seen & 2:
-                raise rt.duplicate(path, "uri")
-            seen |= 2
-            p = path + ".uri"
-            x_uri = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_uri = rt.d_str(val, path + ".uri", cx)
         elif key == "mimeType":
-            if seen & 4:
-                raise rt.duplicate(path, "mimeType")
-            seen |= 4
-            p = path + ".mimeType"
-            mark = len(cx.warnings)
-            try:
-                x_mime_type = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_mime_type = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_mime_type = rt.lenient(cx, val, path + ".mimeType", rt.d_str, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_blob is MISSING:
-        raise rt.missing(path, "blob")
-    if x_uri is MISSING:
-        raise rt.missing(path, "uri")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        blob=x_blob,
-        uri=x_uri,
+        blob=rt.need(x_blob, path, "blob"),
+        uri=rt.need(x_uri, path, "uri"),
         mime_type=UNSET if x_mime_type is MISSING else x_mime_type,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -888,35 +564,16 @@ def f_EmbeddedResource(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.E
     seen = 0
     for key, val, s, e in members:
         if key == "resource":
-            if seen & 1:
-                raise rt.duplicate(path, "resource")
-            seen |= 1
-            p = path + ".resource"
-            x_resource = d_EmbeddedResourceResource(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_resource = d_EmbeddedResourceResource(val, path + ".resource", cx)
         elif key == "annotations":
-            if seen & 2:
-                raise rt.duplicate(path, "annotations")
-            seen |= 2
-            p = path + ".annotations"
-            mark = len(cx.warnings)
-            try:
-                x_annotations = None if val is None else d_Annotations(val, p, cx)
-            except DecodeError as err:
-                x_annotations = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_annotations = rt.lenient(cx, val, path + ".annotations", d_Annotations, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_resource is MISSING:
-        raise rt.missing(path, "resource")
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        resource=x_resource,
+        resource=rt.need(x_resource, path, "resource"),
         annotations=UNSET if x_annotations is MISSING else x_annotations,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -932,24 +589,12 @@ def f_Content(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Content]) 
     seen = 0
     for key, val, s, e in members:
         if key == "content":
-            if seen & 1:
-                raise rt.duplicate(path, "content")
-            seen |= 1
-            p = path + ".content"
-            x_content = d_ContentBlock(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_content = d_ContentBlock(val, path + ".content", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_content is MISSING:
-        raise rt.missing(path, "content")
-    return cls(content=x_content, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(content=rt.need(x_content, path, "content"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_DiffChangeVariant(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -978,35 +623,14 @@ def d_DiffChange(v: Any, path: str, cx: rt.Ctx) -> t.DiffChange:
     seen = 0
     for key, val, s, e in obj.members:
         if key == "fileType":
-            if seen & 1:
-                raise rt.duplicate(path, "fileType")
-            seen |= 1
-            p = path + ".fileType"
-            mark = len(cx.warnings)
-            try:
-                x_file_type = None if val is None else d_DiffFileType(val, p, cx)
-            except DecodeError as err:
-                x_file_type = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_file_type = rt.lenient(cx, val, path + ".fileType", d_DiffFileType, True)
         elif key == "mimeType":
-            if seen & 2:
-                raise rt.duplicate(path, "mimeType")
-            seen |= 2
-            p = path + ".mimeType"
-            mark = len(cx.warnings)
-            try:
-                x_mime_type = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_mime_type = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_mime_type = rt.lenient(cx, val, path + ".mimeType", rt.d_str, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     variant = d_DiffChangeVariant(obj, path, cx)
     return t.DiffChange(
         file_type=UNSET if x_file_type is MISSING else x_file_type,
@@ -1029,14 +653,9 @@ def f_DiffPathChange(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Dif
     seen = 0
     for key, val, _s, _e in members:
         if key == "path":
-            if seen & 1:
-                raise rt.duplicate(path, "path")
-            seen |= 1
-            p = path + ".path"
-            x_path = rt.d_str(val, p, cx)
-    if x_path is MISSING:
-        raise rt.missing(path, "path")
-    return cls(path=x_path)
+            seen = rt.once(seen, 1, path, key)
+            x_path = rt.d_str(val, path + ".path", cx)
+    return cls(path=rt.need(x_path, path, "path"))
 
 
 def d_DiffPathPairChange(v: Any, path: str, cx: rt.Ctx) -> t.DiffPathPairChange:
@@ -1051,22 +670,12 @@ def f_DiffPathPairChange(
     seen = 0
     for key, val, _s, _e in members:
         if key == "oldPath":
-            if seen & 1:
-                raise rt.duplicate(path, "oldPath")
-            seen |= 1
-            p = path + ".oldPath"
-            x_old_path = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_old_path = rt.d_str(val, path + ".oldPath", cx)
         elif key == "path":
-            if seen & 2:
-                raise rt.duplicate(path, "path")
-            seen |= 2
-            p = path + ".path"
-            x_path = rt.d_str(val, p, cx)
-    if x_old_path is MISSING:
-        raise rt.missing(path, "oldPath")
-    if x_path is MISSING:
-        raise rt.missing(path, "path")
-    return cls(old_path=x_old_path, path=x_path)
+            seen = rt.once(seen, 2, path, key)
+            x_path = rt.d_str(val, path + ".path", cx)
+    return cls(old_path=rt.need(x_old_path, path, "oldPath"), path=rt.need(x_path, path, "path"))
 
 
 def d_DiffPatch(v: Any, path: str, cx: rt.Ctx) -> t.DiffPatch:
@@ -1080,32 +689,19 @@ def f_DiffPatch(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.DiffPatc
     seen = 0
     for key, val, s, e in members:
         if key == "format":
-            if seen & 1:
-                raise rt.duplicate(path, "format")
-            seen |= 1
-            p = path + ".format"
-            x_format = d_DiffPatchFormat(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_format = d_DiffPatchFormat(val, path + ".format", cx)
         elif key == "text":
-            if seen & 2:
-                raise rt.duplicate(path, "text")
-            seen |= 2
-            p = path + ".text"
-            x_text = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_text = rt.d_str(val, path + ".text", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_format is MISSING:
-        raise rt.missing(path, "format")
-    if x_text is MISSING:
-        raise rt.missing(path, "text")
-    return cls(format=x_format, text=x_text, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        format=rt.need(x_format, path, "format"),
+        text=rt.need(x_text, path, "text"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_DiffPatchFormat(v: Any, path: str, cx: rt.Ctx) -> str:
@@ -1123,37 +719,20 @@ def f_Diff(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Diff]) -> t.D
     seen = 0
     for key, val, s, e in members:
         if key == "changes":
-            if seen & 1:
-                raise rt.duplicate(path, "changes")
-            seen |= 1
-            p = path + ".changes"
-            x_changes = rt.items(cx, val, p, d_DiffChange, False, False)
+            seen = rt.once(seen, 1, path, key)
+            x_changes = rt.items(cx, val, path + ".changes", d_DiffChange, False, False)
             if x_changes is MISSING or x_changes is None:
                 x_changes = []
         elif key == "patch":
-            if seen & 2:
-                raise rt.duplicate(path, "patch")
-            seen |= 2
-            p = path + ".patch"
-            mark = len(cx.warnings)
-            try:
-                x_patch = None if val is None else d_DiffPatch(val, p, cx)
-            except DecodeError as err:
-                x_patch = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_patch = rt.lenient(cx, val, path + ".patch", d_DiffPatch, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_changes is MISSING:
-        raise rt.missing(path, "changes")
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        changes=x_changes, patch=UNSET if x_patch is MISSING else x_patch, meta=UNSET if x_meta is MISSING else x_meta
+        changes=rt.need(x_changes, path, "changes"),
+        patch=UNSET if x_patch is MISSING else x_patch,
+        meta=UNSET if x_meta is MISSING else x_meta,
     )
 
 
@@ -1167,24 +746,12 @@ def f_Terminal(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Terminal]
     seen = 0
     for key, val, s, e in members:
         if key == "terminalId":
-            if seen & 1:
-                raise rt.duplicate(path, "terminalId")
-            seen |= 1
-            p = path + ".terminalId"
-            x_terminal_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_terminal_id = rt.d_str(val, path + ".terminalId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_terminal_id is MISSING:
-        raise rt.missing(path, "terminalId")
-    return cls(terminal_id=x_terminal_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(terminal_id=rt.need(x_terminal_id, path, "terminalId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_ToolCallLocation(v: Any, path: str, cx: rt.Ctx) -> t.ToolCallLocation:
@@ -1198,34 +765,19 @@ def f_ToolCallLocation(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.T
     seen = 0
     for key, val, s, e in members:
         if key == "path":
-            if seen & 1:
-                raise rt.duplicate(path, "path")
-            seen |= 1
-            p = path + ".path"
-            x_path = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_path = rt.d_str(val, path + ".path", cx)
         elif key == "line":
-            if seen & 2:
-                raise rt.duplicate(path, "line")
-            seen |= 2
-            p = path + ".line"
-            mark = len(cx.warnings)
-            try:
-                x_line = None if val is None else rt.d_u32(val, p, cx)
-            except DecodeError as err:
-                x_line = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_line = rt.lenient(cx, val, path + ".line", rt.d_u32, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_path is MISSING:
-        raise rt.missing(path, "path")
-    return cls(path=x_path, line=UNSET if x_line is MISSING else x_line, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        path=rt.need(x_path, path, "path"),
+        line=UNSET if x_line is MISSING else x_line,
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_ToolCallCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.ToolCallCapabilities:
@@ -1242,25 +794,11 @@ def f_ToolCallCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "cancel":
-            if seen & 1:
-                raise rt.duplicate(path, "cancel")
-            seen |= 1
-            p = path + ".cancel"
-            mark = len(cx.warnings)
-            try:
-                x_cancel = None if val is None else d_ToolCallCancelCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_cancel = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_cancel = rt.lenient(cx, val, path + ".cancel", d_ToolCallCancelCapabilities, True)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(cancel=UNSET if x_cancel is MISSING else x_cancel, meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -1277,15 +815,8 @@ def f_ToolCallCancelCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -1303,24 +834,12 @@ def f_ToolCallPermissionSubject(
     seen = 0
     for key, val, s, e in members:
         if key == "toolCall":
-            if seen & 1:
-                raise rt.duplicate(path, "toolCall")
-            seen |= 1
-            p = path + ".toolCall"
-            x_tool_call = d_ToolCallUpdate(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_tool_call = d_ToolCallUpdate(val, path + ".toolCall", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_tool_call is MISSING:
-        raise rt.missing(path, "toolCall")
-    return cls(tool_call=x_tool_call, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(tool_call=rt.need(x_tool_call, path, "toolCall"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_CommandPermissionSubject(v: Any, path: str, cx: rt.Ctx) -> t.CommandPermissionSubject:
@@ -1340,54 +859,23 @@ def f_CommandPermissionSubject(
     seen = 0
     for key, val, s, e in members:
         if key == "command":
-            if seen & 1:
-                raise rt.duplicate(path, "command")
-            seen |= 1
-            p = path + ".command"
-            x_command = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_command = rt.d_str(val, path + ".command", cx)
         elif key == "cwd":
-            if seen & 2:
-                raise rt.duplicate(path, "cwd")
-            seen |= 2
-            p = path + ".cwd"
-            x_cwd = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_cwd = rt.d_str(val, path + ".cwd", cx)
         elif key == "toolCallId":
-            if seen & 4:
-                raise rt.duplicate(path, "toolCallId")
-            seen |= 4
-            p = path + ".toolCallId"
-            mark = len(cx.warnings)
-            try:
-                x_tool_call_id = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_tool_call_id = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_tool_call_id = rt.lenient(cx, val, path + ".toolCallId", rt.d_str, True)
         elif key == "terminalId":
-            if seen & 8:
-                raise rt.duplicate(path, "terminalId")
-            seen |= 8
-            p = path + ".terminalId"
-            mark = len(cx.warnings)
-            try:
-                x_terminal_id = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_terminal_id = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_terminal_id = rt.lenient(cx, val, path + ".terminalId", rt.d_str, True)
         elif key == "_meta":
-            if seen & 16:
-                raise rt.duplicate(path, "_meta")
-            seen |= 16
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_command is MISSING:
-        raise rt.missing(path, "command")
-    if x_cwd is MISSING:
-        raise rt.missing(path, "cwd")
+            seen = rt.once(seen, 16, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        command=x_command,
-        cwd=x_cwd,
+        command=rt.need(x_command, path, "command"),
+        cwd=rt.need(x_cwd, path, "cwd"),
         tool_call_id=UNSET if x_tool_call_id is MISSING else x_tool_call_id,
         terminal_id=UNSET if x_terminal_id is MISSING else x_terminal_id,
         meta=UNSET if x_meta is MISSING else x_meta,
@@ -1406,40 +894,23 @@ def f_PermissionOption(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.P
     seen = 0
     for key, val, s, e in members:
         if key == "optionId":
-            if seen & 1:
-                raise rt.duplicate(path, "optionId")
-            seen |= 1
-            p = path + ".optionId"
-            x_option_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_option_id = rt.d_str(val, path + ".optionId", cx)
         elif key == "name":
-            if seen & 2:
-                raise rt.duplicate(path, "name")
-            seen |= 2
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "kind":
-            if seen & 4:
-                raise rt.duplicate(path, "kind")
-            seen |= 4
-            p = path + ".kind"
-            x_kind = d_PermissionOptionKind(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_kind = d_PermissionOptionKind(val, path + ".kind", cx)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_option_id is MISSING:
-        raise rt.missing(path, "optionId")
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
-    if x_kind is MISSING:
-        raise rt.missing(path, "kind")
-    return cls(option_id=x_option_id, name=x_name, kind=x_kind, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        option_id=rt.need(x_option_id, path, "optionId"),
+        name=rt.need(x_name, path, "name"),
+        kind=rt.need(x_kind, path, "kind"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_PermissionOptionKind(v: Any, path: str, cx: rt.Ctx) -> str:
@@ -1465,25 +936,15 @@ def d_CreateElicitationRequest(v: Any, path: str, cx: rt.Ctx) -> t.CreateElicita
     seen = 0
     for key, val, s, e in obj.members:
         if key == "message":
-            if seen & 1:
-                raise rt.duplicate(path, "message")
-            seen |= 1
-            p = path + ".message"
-            x_message = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_message = rt.d_str(val, path + ".message", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_message is MISSING:
-        raise rt.missing(path, "message")
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     variant = d_CreateElicitationRequestVariant(obj, path, cx)
-    return t.CreateElicitationRequest(message=x_message, meta=UNSET if x_meta is MISSING else x_meta, variant=variant)
+    return t.CreateElicitationRequest(
+        message=rt.need(x_message, path, "message"), meta=UNSET if x_meta is MISSING else x_meta, variant=variant
+    )
 
 
 def d_ElicitationSessionScope(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationSessionScope:
@@ -1500,24 +961,15 @@ def f_ElicitationSessionScope(
     seen = 0
     for key, val, _s, _e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "toolCallId":
-            if seen & 2:
-                raise rt.duplicate(path, "toolCallId")
-            seen |= 2
-            p = path + ".toolCallId"
-            mark = len(cx.warnings)
-            try:
-                x_tool_call_id = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_tool_call_id = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    return cls(session_id=x_session_id, tool_call_id=UNSET if x_tool_call_id is MISSING else x_tool_call_id)
+            seen = rt.once(seen, 2, path, key)
+            x_tool_call_id = rt.lenient(cx, val, path + ".toolCallId", rt.d_str, True)
+    return cls(
+        session_id=rt.need(x_session_id, path, "sessionId"),
+        tool_call_id=UNSET if x_tool_call_id is MISSING else x_tool_call_id,
+    )
 
 
 def d_ElicitationRequestScope(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationRequestScope:
@@ -1533,14 +985,9 @@ def f_ElicitationRequestScope(
     seen = 0
     for key, val, _s, _e in members:
         if key == "requestId":
-            if seen & 1:
-                raise rt.duplicate(path, "requestId")
-            seen |= 1
-            p = path + ".requestId"
-            x_request_id = rt.d_request_id(val, p, cx)
-    if x_request_id is MISSING:
-        raise rt.missing(path, "requestId")
-    return cls(request_id=x_request_id)
+            seen = rt.once(seen, 1, path, key)
+            x_request_id = rt.d_request_id(val, path + ".requestId", cx)
+    return cls(request_id=rt.need(x_request_id, path, "requestId"))
 
 
 def d_ElicitationSchema(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationSchema:
@@ -1559,61 +1006,27 @@ def f_ElicitationSchema(
     seen = 0
     for key, val, s, e in members:
         if key == "type":
-            if seen & 1:
-                raise rt.duplicate(path, "type")
-            seen |= 1
-            p = path + ".type"
-            x_type_ = d_ElicitationSchemaType(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_type_ = d_ElicitationSchemaType(val, path + ".type", cx)
         elif key == "title":
-            if seen & 2:
-                raise rt.duplicate(path, "title")
-            seen |= 2
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "properties":
-            if seen & 4:
-                raise rt.duplicate(path, "properties")
-            seen |= 4
-            p = path + ".properties"
-            x_properties = _map_1(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_properties = _map_1(val, path + ".properties", cx)
         elif key == "required":
-            if seen & 8:
-                raise rt.duplicate(path, "required")
-            seen |= 8
-            p = path + ".required"
-            x_required = None if val is None else _list_2(val, p, cx)
+            seen = rt.once(seen, 8, path, key)
+            x_required = None if val is None else _list_2(val, path + ".required", cx)
         elif key == "description":
-            if seen & 16:
-                raise rt.duplicate(path, "description")
-            seen |= 16
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 16, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "_meta":
-            if seen & 32:
-                raise rt.duplicate(path, "_meta")
-            seen |= 32
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_type_ is MISSING:
-        raise rt.missing(path, "type")
-    if x_properties is MISSING:
-        raise rt.missing(path, "properties")
+            seen = rt.once(seen, 32, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        type_=x_type_,
+        type_=rt.need(x_type_, path, "type"),
         title=UNSET if x_title is MISSING else x_title,
-        properties=x_properties,
+        properties=rt.need(x_properties, path, "properties"),
         required=UNSET if x_required is MISSING else x_required,
         description=UNSET if x_description is MISSING else x_description,
         meta=UNSET if x_meta is MISSING else x_meta,
@@ -1661,44 +1074,20 @@ def f_EnumOption(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.EnumOpt
     seen = 0
     for key, val, s, e in members:
         if key == "const":
-            if seen & 1:
-                raise rt.duplicate(path, "const")
-            seen |= 1
-            p = path + ".const"
-            x_const = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_const = rt.d_str(val, path + ".const", cx)
         elif key == "title":
-            if seen & 2:
-                raise rt.duplicate(path, "title")
-            seen |= 2
-            p = path + ".title"
-            x_title = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_title = rt.d_str(val, path + ".title", cx)
         elif key == "description":
-            if seen & 4:
-                raise rt.duplicate(path, "description")
-            seen |= 4
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_const is MISSING:
-        raise rt.missing(path, "const")
-    if x_title is MISSING:
-        raise rt.missing(path, "title")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        const=x_const,
-        title=x_title,
+        const=rt.need(x_const, path, "const"),
+        title=rt.need(x_title, path, "title"),
         description=UNSET if x_description is MISSING else x_description,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -1726,81 +1115,35 @@ def f_StringPropertySchema(
     seen = 0
     for key, val, s, e in members:
         if key == "title":
-            if seen & 1:
-                raise rt.duplicate(path, "title")
-            seen |= 1
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "description":
-            if seen & 2:
-                raise rt.duplicate(path, "description")
-            seen |= 2
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "minLength":
-            if seen & 4:
-                raise rt.duplicate(path, "minLength")
-            seen |= 4
-            p = path + ".minLength"
-            x_min_length = None if val is None else rt.d_u32(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_min_length = None if val is None else rt.d_u32(val, path + ".minLength", cx)
         elif key == "maxLength":
-            if seen & 8:
-                raise rt.duplicate(path, "maxLength")
-            seen |= 8
-            p = path + ".maxLength"
-            x_max_length = None if val is None else rt.d_u32(val, p, cx)
+            seen = rt.once(seen, 8, path, key)
+            x_max_length = None if val is None else rt.d_u32(val, path + ".maxLength", cx)
         elif key == "pattern":
-            if seen & 16:
-                raise rt.duplicate(path, "pattern")
-            seen |= 16
-            p = path + ".pattern"
-            x_pattern = None if val is None else rt.d_str(val, p, cx)
+            seen = rt.once(seen, 16, path, key)
+            x_pattern = None if val is None else rt.d_str(val, path + ".pattern", cx)
         elif key == "format":
-            if seen & 32:
-                raise rt.duplicate(path, "format")
-            seen |= 32
-            p = path + ".format"
-            x_format = None if val is None else d_StringFormat(val, p, cx)
+            seen = rt.once(seen, 32, path, key)
+            x_format = None if val is None else d_StringFormat(val, path + ".format", cx)
         elif key == "default":
-            if seen & 64:
-                raise rt.duplicate(path, "default")
-            seen |= 64
-            p = path + ".default"
-            mark = len(cx.warnings)
-            try:
-                x_default = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_default = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 64, path, key)
+            x_default = rt.lenient(cx, val, path + ".default", rt.d_str, True)
         elif key == "enum":
-            if seen & 128:
-                raise rt.duplicate(path, "enum")
-            seen |= 128
-            p = path + ".enum"
-            x_enum = None if val is None else _list_2(val, p, cx)
+            seen = rt.once(seen, 128, path, key)
+            x_enum = None if val is None else _list_2(val, path + ".enum", cx)
         elif key == "oneOf":
-            if seen & 256:
-                raise rt.duplicate(path, "oneOf")
-            seen |= 256
-            p = path + ".oneOf"
-            x_one_of = None if val is None else _list_3(val, p, cx)
+            seen = rt.once(seen, 256, path, key)
+            x_one_of = None if val is None else _list_3(val, path + ".oneOf", cx)
         elif key == "_meta":
-            if seen & 512:
-                raise rt.duplicate(path, "_meta")
-            seen |= 512
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 512, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     if x_enum is not MISSING and x_enum is not None:
         rt.min_items(path + ".enum", x_enum, 1)
     if x_one_of is not MISSING and x_one_of is not None:
@@ -1837,57 +1180,23 @@ def f_NumberPropertySchema(
     seen = 0
     for key, val, s, e in members:
         if key == "title":
-            if seen & 1:
-                raise rt.duplicate(path, "title")
-            seen |= 1
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "description":
-            if seen & 2:
-                raise rt.duplicate(path, "description")
-            seen |= 2
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "minimum":
-            if seen & 4:
-                raise rt.duplicate(path, "minimum")
-            seen |= 4
-            p = path + ".minimum"
-            x_minimum = None if val is None else rt.d_f64(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_minimum = None if val is None else rt.d_f64(val, path + ".minimum", cx)
         elif key == "maximum":
-            if seen & 8:
-                raise rt.duplicate(path, "maximum")
-            seen |= 8
-            p = path + ".maximum"
-            x_maximum = None if val is None else rt.d_f64(val, p, cx)
+            seen = rt.once(seen, 8, path, key)
+            x_maximum = None if val is None else rt.d_f64(val, path + ".maximum", cx)
         elif key == "default":
-            if seen & 16:
-                raise rt.duplicate(path, "default")
-            seen |= 16
-            p = path + ".default"
-            mark = len(cx.warnings)
-            try:
-                x_default = None if val is None else rt.d_f64(val, p, cx)
-            except DecodeError as err:
-                x_default = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 16, path, key)
+            x_default = rt.lenient(cx, val, path + ".default", rt.d_f64, True)
         elif key == "_meta":
-            if seen & 32:
-                raise rt.duplicate(path, "_meta")
-            seen |= 32
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 32, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         title=UNSET if x_title is MISSING else x_title,
         description=UNSET if x_description is MISSING else x_description,
@@ -1916,57 +1225,23 @@ def f_IntegerPropertySchema(
     seen = 0
     for key, val, s, e in members:
         if key == "title":
-            if seen & 1:
-                raise rt.duplicate(path, "title")
-            seen |= 1
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "description":
-            if seen & 2:
-                raise rt.duplicate(path, "description")
-            seen |= 2
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "minimum":
-            if seen & 4:
-                raise rt.duplicate(path, "minimum")
-            seen |= 4
-            p = path + ".minimum"
-            x_minimum = None if val is None else rt.d_i64(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_minimum = None if val is None else rt.d_i64(val, path + ".minimum", cx)
         elif key == "maximum":
-            if seen & 8:
-                raise rt.duplicate(path, "maximum")
-            seen |= 8
-            p = path + ".maximum"
-            x_maximum = None if val is None else rt.d_i64(val, p, cx)
+            seen = rt.once(seen, 8, path, key)
+            x_maximum = None if val is None else rt.d_i64(val, path + ".maximum", cx)
         elif key == "default":
-            if seen & 16:
-                raise rt.duplicate(path, "default")
-            seen |= 16
-            p = path + ".default"
-            mark = len(cx.warnings)
-            try:
-                x_default = None if val is None else rt.d_i64(val, p, cx)
-            except DecodeError as err:
-                x_default = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 16, path, key)
+            x_default = rt.lenient(cx, val, path + ".default", rt.d_i64, True)
         elif key == "_meta":
-            if seen & 32:
-                raise rt.duplicate(path, "_meta")
-            seen |= 32
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 32, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         title=UNSET if x_title is MISSING else x_title,
         description=UNSET if x_description is MISSING else x_description,
@@ -1993,45 +1268,17 @@ def f_BooleanPropertySchema(
     seen = 0
     for key, val, s, e in members:
         if key == "title":
-            if seen & 1:
-                raise rt.duplicate(path, "title")
-            seen |= 1
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "description":
-            if seen & 2:
-                raise rt.duplicate(path, "description")
-            seen |= 2
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "default":
-            if seen & 4:
-                raise rt.duplicate(path, "default")
-            seen |= 4
-            p = path + ".default"
-            mark = len(cx.warnings)
-            try:
-                x_default = None if val is None else rt.d_bool(val, p, cx)
-            except DecodeError as err:
-                x_default = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_default = rt.lenient(cx, val, path + ".default", rt.d_bool, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         title=UNSET if x_title is MISSING else x_title,
         description=UNSET if x_description is MISSING else x_description,
@@ -2064,21 +1311,11 @@ def f_StringMultiSelectItems(
     seen = 0
     for key, val, s, e in members:
         if key == "enum":
-            if seen & 1:
-                raise rt.duplicate(path, "enum")
-            seen |= 1
-            p = path + ".enum"
-            x_enum = _list_2(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_enum = _list_2(val, path + ".enum", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     if x_enum is MISSING:
         raise rt.missing(path, "enum")
     rt.min_items(path + ".enum", x_enum, 1)
@@ -2099,21 +1336,11 @@ def f_TitledMultiSelectItems(
     seen = 0
     for key, val, s, e in members:
         if key == "anyOf":
-            if seen & 1:
-                raise rt.duplicate(path, "anyOf")
-            seen |= 1
-            p = path + ".anyOf"
-            x_any_of = _list_3(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_any_of = _list_3(val, path + ".anyOf", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     if x_any_of is MISSING:
         raise rt.missing(path, "anyOf")
     rt.min_items(path + ".anyOf", x_any_of, 1)
@@ -2139,67 +1366,32 @@ def f_MultiSelectPropertySchema(
     seen = 0
     for key, val, s, e in members:
         if key == "title":
-            if seen & 1:
-                raise rt.duplicate(path, "title")
-            seen |= 1
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "description":
-            if seen & 2:
-                raise rt.duplicate(path, "description")
-            seen |= 2
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "minItems":
-            if seen & 4:
-                raise rt.duplicate(path, "minItems")
-            seen |= 4
-            p = path + ".minItems"
-            x_min_items = None if val is None else rt.d_u64(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_min_items = None if val is None else rt.d_u64(val, path + ".minItems", cx)
         elif key == "maxItems":
-            if seen & 8:
-                raise rt.duplicate(path, "maxItems")
-            seen |= 8
-            p = path + ".maxItems"
-            x_max_items = None if val is None else rt.d_u64(val, p, cx)
+            seen = rt.once(seen, 8, path, key)
+            x_max_items = None if val is None else rt.d_u64(val, path + ".maxItems", cx)
         elif key == "items":
-            if seen & 16:
-                raise rt.duplicate(path, "items")
-            seen |= 16
-            p = path + ".items"
-            x_items = d_MultiSelectItems(val, p, cx)
+            seen = rt.once(seen, 16, path, key)
+            x_items = d_MultiSelectItems(val, path + ".items", cx)
         elif key == "default":
-            if seen & 32:
-                raise rt.duplicate(path, "default")
-            seen |= 32
-            p = path + ".default"
-            x_default = rt.items(cx, val, p, rt.d_str, True, True)
+            seen = rt.once(seen, 32, path, key)
+            x_default = rt.items(cx, val, path + ".default", rt.d_str, True, True)
         elif key == "_meta":
-            if seen & 64:
-                raise rt.duplicate(path, "_meta")
-            seen |= 64
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_items is MISSING:
-        raise rt.missing(path, "items")
+            seen = rt.once(seen, 64, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         title=UNSET if x_title is MISSING else x_title,
         description=UNSET if x_description is MISSING else x_description,
         min_items=UNSET if x_min_items is MISSING else x_min_items,
         max_items=UNSET if x_max_items is MISSING else x_max_items,
-        items=x_items,
+        items=rt.need(x_items, path, "items"),
         default=UNSET if x_default is MISSING else x_default,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -2221,15 +1413,10 @@ def d_ElicitationFormMode(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationFormMod
     seen = 0
     for key, val, _s, _e in obj.members:
         if key == "requestedSchema":
-            if seen & 1:
-                raise rt.duplicate(path, "requestedSchema")
-            seen |= 1
-            p = path + ".requestedSchema"
-            x_requested_schema = d_ElicitationSchema(val, p, cx)
-    if x_requested_schema is MISSING:
-        raise rt.missing(path, "requestedSchema")
+            seen = rt.once(seen, 1, path, key)
+            x_requested_schema = d_ElicitationSchema(val, path + ".requestedSchema", cx)
     variant = d_ElicitationFormModeVariant(obj, path, cx)
-    return t.ElicitationFormMode(requested_schema=x_requested_schema, variant=variant)
+    return t.ElicitationFormMode(requested_schema=rt.need(x_requested_schema, path, "requestedSchema"), variant=variant)
 
 
 def d_ElicitationUrlModeVariant(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -2249,23 +1436,17 @@ def d_ElicitationUrlMode(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationUrlMode:
     seen = 0
     for key, val, _s, _e in obj.members:
         if key == "elicitationId":
-            if seen & 1:
-                raise rt.duplicate(path, "elicitationId")
-            seen |= 1
-            p = path + ".elicitationId"
-            x_elicitation_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_elicitation_id = rt.d_str(val, path + ".elicitationId", cx)
         elif key == "url":
-            if seen & 2:
-                raise rt.duplicate(path, "url")
-            seen |= 2
-            p = path + ".url"
-            x_url = rt.d_str(val, p, cx)
-    if x_elicitation_id is MISSING:
-        raise rt.missing(path, "elicitationId")
-    if x_url is MISSING:
-        raise rt.missing(path, "url")
+            seen = rt.once(seen, 2, path, key)
+            x_url = rt.d_str(val, path + ".url", cx)
     variant = d_ElicitationUrlModeVariant(obj, path, cx)
-    return t.ElicitationUrlMode(elicitation_id=x_elicitation_id, url=x_url, variant=variant)
+    return t.ElicitationUrlMode(
+        elicitation_id=rt.need(x_elicitation_id, path, "elicitationId"),
+        url=rt.need(x_url, path, "url"),
+        variant=variant,
+    )
 
 
 def d_MessageMcpRequest(v: Any, path: str, cx: rt.Ctx) -> t.MessageMcpRequest:
@@ -2283,49 +1464,24 @@ def f_MessageMcpRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "serverId":
-            if seen & 1:
-                raise rt.duplicate(path, "serverId")
-            seen |= 1
-            p = path + ".serverId"
-            x_server_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_server_id = rt.d_str(val, path + ".serverId", cx)
         elif key == "requestId":
-            if seen & 2:
-                raise rt.duplicate(path, "requestId")
-            seen |= 2
-            p = path + ".requestId"
-            x_request_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_request_id = rt.d_str(val, path + ".requestId", cx)
         elif key == "method":
-            if seen & 4:
-                raise rt.duplicate(path, "method")
-            seen |= 4
-            p = path + ".method"
-            x_method = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_method = rt.d_str(val, path + ".method", cx)
         elif key == "params":
-            if seen & 8:
-                raise rt.duplicate(path, "params")
-            seen |= 8
-            p = path + ".params"
-            x_params = None if val is None else rt.d_raw_object(val, p, cx, s, e)
+            seen = rt.once(seen, 8, path, key)
+            x_params = None if val is None else rt.d_raw_object(val, path + ".params", cx, s, e)
         elif key == "_meta":
-            if seen & 16:
-                raise rt.duplicate(path, "_meta")
-            seen |= 16
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_server_id is MISSING:
-        raise rt.missing(path, "serverId")
-    if x_request_id is MISSING:
-        raise rt.missing(path, "requestId")
-    if x_method is MISSING:
-        raise rt.missing(path, "method")
+            seen = rt.once(seen, 16, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        server_id=x_server_id,
-        request_id=x_request_id,
-        method=x_method,
+        server_id=rt.need(x_server_id, path, "serverId"),
+        request_id=rt.need(x_request_id, path, "requestId"),
+        method=rt.need(x_method, path, "method"),
         params=UNSET if x_params is MISSING else x_params,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -2346,50 +1502,23 @@ def f_InitializeResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "protocolVersion":
-            if seen & 1:
-                raise rt.duplicate(path, "protocolVersion")
-            seen |= 1
-            p = path + ".protocolVersion"
-            x_protocol_version = rt.d_u16(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_protocol_version = rt.d_u16(val, path + ".protocolVersion", cx)
         elif key == "info":
-            if seen & 2:
-                raise rt.duplicate(path, "info")
-            seen |= 2
-            p = path + ".info"
-            x_info = d_Implementation(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_info = d_Implementation(val, path + ".info", cx)
         elif key == "capabilities":
-            if seen & 4:
-                raise rt.duplicate(path, "capabilities")
-            seen |= 4
-            p = path + ".capabilities"
-            mark = len(cx.warnings)
-            try:
-                x_capabilities = d_AgentCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_capabilities = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_capabilities = rt.lenient(cx, val, path + ".capabilities", d_AgentCapabilities)
         elif key == "authMethods":
-            if seen & 8:
-                raise rt.duplicate(path, "authMethods")
-            seen |= 8
-            p = path + ".authMethods"
-            x_auth_methods = rt.items(cx, val, p, d_AuthMethod, False, True)
+            seen = rt.once(seen, 8, path, key)
+            x_auth_methods = rt.items(cx, val, path + ".authMethods", d_AuthMethod, False, True)
         elif key == "_meta":
-            if seen & 16:
-                raise rt.duplicate(path, "_meta")
-            seen |= 16
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_protocol_version is MISSING:
-        raise rt.missing(path, "protocolVersion")
-    if x_info is MISSING:
-        raise rt.missing(path, "info")
+            seen = rt.once(seen, 16, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        protocol_version=x_protocol_version,
-        info=x_info,
+        protocol_version=rt.need(x_protocol_version, path, "protocolVersion"),
+        info=rt.need(x_info, path, "info"),
         capabilities=t.AgentCapabilities() if x_capabilities is MISSING else x_capabilities,
         auth_methods=UNSET if x_auth_methods is MISSING else x_auth_methods,
         meta=UNSET if x_meta is MISSING else x_meta,
@@ -2408,45 +1537,21 @@ def f_Implementation(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Imp
     seen = 0
     for key, val, s, e in members:
         if key == "name":
-            if seen & 1:
-                raise rt.duplicate(path, "name")
-            seen |= 1
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "title":
-            if seen & 2:
-                raise rt.duplicate(path, "title")
-            seen |= 2
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "version":
-            if seen & 4:
-                raise rt.duplicate(path, "version")
-            seen |= 4
-            p = path + ".version"
-            x_version = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_version = rt.d_str(val, path + ".version", cx)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
-    if x_version is MISSING:
-        raise rt.missing(path, "version")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        name=x_name,
+        name=rt.need(x_name, path, "name"),
         title=UNSET if x_title is MISSING else x_title,
-        version=x_version,
+        version=rt.need(x_version, path, "version"),
         meta=UNSET if x_meta is MISSING else x_meta,
     )
 
@@ -2465,45 +1570,17 @@ def f_AgentCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "session":
-            if seen & 1:
-                raise rt.duplicate(path, "session")
-            seen |= 1
-            p = path + ".session"
-            mark = len(cx.warnings)
-            try:
-                x_session = None if val is None else d_SessionCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_session = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_session = rt.lenient(cx, val, path + ".session", d_SessionCapabilities, True)
         elif key == "auth":
-            if seen & 2:
-                raise rt.duplicate(path, "auth")
-            seen |= 2
-            p = path + ".auth"
-            mark = len(cx.warnings)
-            try:
-                x_auth = None if val is None else d_AgentAuthCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_auth = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_auth = rt.lenient(cx, val, path + ".auth", d_AgentAuthCapabilities, True)
         elif key == "providers":
-            if seen & 4:
-                raise rt.duplicate(path, "providers")
-            seen |= 4
-            p = path + ".providers"
-            mark = len(cx.warnings)
-            try:
-                x_providers = None if val is None else d_ProvidersCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_providers = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_providers = rt.lenient(cx, val, path + ".providers", d_ProvidersCapabilities, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         session=UNSET if x_session is MISSING else x_session,
         auth=UNSET if x_auth is MISSING else x_auth,
@@ -2534,107 +1611,37 @@ def f_SessionCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "prompt":
-            if seen & 1:
-                raise rt.duplicate(path, "prompt")
-            seen |= 1
-            p = path + ".prompt"
-            mark = len(cx.warnings)
-            try:
-                x_prompt = None if val is None else d_PromptCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_prompt = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_prompt = rt.lenient(cx, val, path + ".prompt", d_PromptCapabilities, True)
         elif key == "mcp":
-            if seen & 2:
-                raise rt.duplicate(path, "mcp")
-            seen |= 2
-            p = path + ".mcp"
-            mark = len(cx.warnings)
-            try:
-                x_mcp = None if val is None else d_McpCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_mcp = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_mcp = rt.lenient(cx, val, path + ".mcp", d_McpCapabilities, True)
         elif key == "delete":
-            if seen & 4:
-                raise rt.duplicate(path, "delete")
-            seen |= 4
-            p = path + ".delete"
-            mark = len(cx.warnings)
-            try:
-                x_delete = None if val is None else d_SessionDeleteCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_delete = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_delete = rt.lenient(cx, val, path + ".delete", d_SessionDeleteCapabilities, True)
         elif key == "additionalDirectories":
-            if seen & 8:
-                raise rt.duplicate(path, "additionalDirectories")
-            seen |= 8
-            p = path + ".additionalDirectories"
-            mark = len(cx.warnings)
-            try:
-                x_additional_directories = (
-                    None if val is None else d_SessionAdditionalDirectoriesCapabilities(val, p, cx)
-                )
-            except DecodeError as err:
-                x_additional_directories = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_additional_directories = rt.lenient(
+                cx, val, path + ".additionalDirectories", d_SessionAdditionalDirectoriesCapabilities, True
+            )
         elif key == "systemPrompt":
-            if seen & 16:
-                raise rt.duplicate(path, "systemPrompt")
-            seen |= 16
-            p = path + ".systemPrompt"
-            mark = len(cx.warnings)
-            try:
-                x_system_prompt = None if val is None else d_SessionSystemPromptCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_system_prompt = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 16, path, key)
+            x_system_prompt = rt.lenient(cx, val, path + ".systemPrompt", d_SessionSystemPromptCapabilities, True)
         elif key == "fork":
-            if seen & 32:
-                raise rt.duplicate(path, "fork")
-            seen |= 32
-            p = path + ".fork"
-            mark = len(cx.warnings)
-            try:
-                x_fork = None if val is None else d_SessionForkCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_fork = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 32, path, key)
+            x_fork = rt.lenient(cx, val, path + ".fork", d_SessionForkCapabilities, True)
         elif key == "archive":
-            if seen & 64:
-                raise rt.duplicate(path, "archive")
-            seen |= 64
-            p = path + ".archive"
-            mark = len(cx.warnings)
-            try:
-                x_archive = None if val is None else d_SessionArchiveCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_archive = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 64, path, key)
+            x_archive = rt.lenient(cx, val, path + ".archive", d_SessionArchiveCapabilities, True)
         elif key == "status":
-            if seen & 128:
-                raise rt.duplicate(path, "status")
-            seen |= 128
-            p = path + ".status"
-            mark = len(cx.warnings)
-            try:
-                x_status = None if val is None else d_SessionStatusCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_status = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 128, path, key)
+            x_status = rt.lenient(cx, val, path + ".status", d_SessionStatusCapabilities, True)
         elif key == "title":
-            if seen & 256:
-                raise rt.duplicate(path, "title")
-            seen |= 256
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else d_SessionTitleCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 256, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", d_SessionTitleCapabilities, True)
         elif key == "_meta":
-            if seen & 512:
-                raise rt.duplicate(path, "_meta")
-            seen |= 512
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 512, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         prompt=UNSET if x_prompt is MISSING else x_prompt,
         mcp=UNSET if x_mcp is MISSING else x_mcp,
@@ -2663,45 +1670,19 @@ def f_PromptCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "image":
-            if seen & 1:
-                raise rt.duplicate(path, "image")
-            seen |= 1
-            p = path + ".image"
-            mark = len(cx.warnings)
-            try:
-                x_image = None if val is None else d_PromptImageCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_image = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_image = rt.lenient(cx, val, path + ".image", d_PromptImageCapabilities, True)
         elif key == "audio":
-            if seen & 2:
-                raise rt.duplicate(path, "audio")
-            seen |= 2
-            p = path + ".audio"
-            mark = len(cx.warnings)
-            try:
-                x_audio = None if val is None else d_PromptAudioCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_audio = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_audio = rt.lenient(cx, val, path + ".audio", d_PromptAudioCapabilities, True)
         elif key == "embeddedContext":
-            if seen & 4:
-                raise rt.duplicate(path, "embeddedContext")
-            seen |= 4
-            p = path + ".embeddedContext"
-            mark = len(cx.warnings)
-            try:
-                x_embedded_context = None if val is None else d_PromptEmbeddedContextCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_embedded_context = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_embedded_context = rt.lenient(
+                cx, val, path + ".embeddedContext", d_PromptEmbeddedContextCapabilities, True
+            )
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         image=UNSET if x_image is MISSING else x_image,
         audio=UNSET if x_audio is MISSING else x_audio,
@@ -2723,15 +1704,8 @@ def f_PromptImageCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -2748,15 +1722,8 @@ def f_PromptAudioCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -2776,15 +1743,8 @@ def f_PromptEmbeddedContextCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -2800,45 +1760,17 @@ def f_McpCapabilities(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Mc
     seen = 0
     for key, val, s, e in members:
         if key == "stdio":
-            if seen & 1:
-                raise rt.duplicate(path, "stdio")
-            seen |= 1
-            p = path + ".stdio"
-            mark = len(cx.warnings)
-            try:
-                x_stdio = None if val is None else d_McpStdioCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_stdio = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_stdio = rt.lenient(cx, val, path + ".stdio", d_McpStdioCapabilities, True)
         elif key == "http":
-            if seen & 2:
-                raise rt.duplicate(path, "http")
-            seen |= 2
-            p = path + ".http"
-            mark = len(cx.warnings)
-            try:
-                x_http = None if val is None else d_McpHttpCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_http = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_http = rt.lenient(cx, val, path + ".http", d_McpHttpCapabilities, True)
         elif key == "acp":
-            if seen & 4:
-                raise rt.duplicate(path, "acp")
-            seen |= 4
-            p = path + ".acp"
-            mark = len(cx.warnings)
-            try:
-                x_acp = None if val is None else d_McpAcpCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_acp = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_acp = rt.lenient(cx, val, path + ".acp", d_McpAcpCapabilities, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         stdio=UNSET if x_stdio is MISSING else x_stdio,
         http=UNSET if x_http is MISSING else x_http,
@@ -2860,15 +1792,8 @@ def f_McpStdioCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -2885,15 +1810,8 @@ def f_McpHttpCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -2908,15 +1826,8 @@ def f_McpAcpCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -2933,15 +1844,8 @@ def f_SessionDeleteCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -2963,15 +1867,8 @@ def f_SessionAdditionalDirectoriesCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -2992,25 +1889,11 @@ def f_SessionSystemPromptCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "mode":
-            if seen & 1:
-                raise rt.duplicate(path, "mode")
-            seen |= 1
-            p = path + ".mode"
-            mark = len(cx.warnings)
-            try:
-                x_mode = None if val is None else d_SessionSystemPromptModeCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_mode = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_mode = rt.lenient(cx, val, path + ".mode", d_SessionSystemPromptModeCapabilities, True)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(mode=UNSET if x_mode is MISSING else x_mode, meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -3031,25 +1914,11 @@ def f_SessionSystemPromptModeCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "override":
-            if seen & 1:
-                raise rt.duplicate(path, "override")
-            seen |= 1
-            p = path + ".override"
-            mark = len(cx.warnings)
-            try:
-                x_override = None if val is None else d_SessionSystemPromptOverrideCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_override = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_override = rt.lenient(cx, val, path + ".override", d_SessionSystemPromptOverrideCapabilities, True)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(override=UNSET if x_override is MISSING else x_override, meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -3071,15 +1940,8 @@ def f_SessionSystemPromptOverrideCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -3096,15 +1958,8 @@ def f_SessionForkCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -3121,15 +1976,8 @@ def f_SessionArchiveCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -3146,15 +1994,8 @@ def f_SessionStatusCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -3171,15 +2012,8 @@ def f_SessionTitleCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -3197,25 +2031,11 @@ def f_AgentAuthCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "status":
-            if seen & 1:
-                raise rt.duplicate(path, "status")
-            seen |= 1
-            p = path + ".status"
-            mark = len(cx.warnings)
-            try:
-                x_status = None if val is None else d_AuthStatusCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_status = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_status = rt.lenient(cx, val, path + ".status", d_AuthStatusCapabilities, True)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(status=UNSET if x_status is MISSING else x_status, meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -3232,15 +2052,8 @@ def f_AuthStatusCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -3257,15 +2070,8 @@ def f_ProvidersCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -3292,32 +2098,19 @@ def f_EnvVariable(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.EnvVar
     seen = 0
     for key, val, s, e in members:
         if key == "name":
-            if seen & 1:
-                raise rt.duplicate(path, "name")
-            seen |= 1
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "value":
-            if seen & 2:
-                raise rt.duplicate(path, "value")
-            seen |= 2
-            p = path + ".value"
-            x_value = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_value = rt.d_str(val, path + ".value", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
-    if x_value is MISSING:
-        raise rt.missing(path, "value")
-    return cls(name=x_name, value=x_value, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        name=rt.need(x_name, path, "name"),
+        value=rt.need(x_value, path, "value"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_AuthMethodTerminal(v: Any, path: str, cx: rt.Ctx) -> t.AuthMethodTerminal:
@@ -3336,56 +2129,26 @@ def f_AuthMethodTerminal(
     seen = 0
     for key, val, s, e in members:
         if key == "methodId":
-            if seen & 1:
-                raise rt.duplicate(path, "methodId")
-            seen |= 1
-            p = path + ".methodId"
-            x_method_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_method_id = rt.d_str(val, path + ".methodId", cx)
         elif key == "name":
-            if seen & 2:
-                raise rt.duplicate(path, "name")
-            seen |= 2
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "description":
-            if seen & 4:
-                raise rt.duplicate(path, "description")
-            seen |= 4
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "args":
-            if seen & 8:
-                raise rt.duplicate(path, "args")
-            seen |= 8
-            p = path + ".args"
-            x_args = rt.default_on_null(cx, val, p, _list_2)
+            seen = rt.once(seen, 8, path, key)
+            x_args = rt.default_on_null(cx, val, path + ".args", _list_2)
         elif key == "env":
-            if seen & 16:
-                raise rt.duplicate(path, "env")
-            seen |= 16
-            p = path + ".env"
-            x_env = rt.default_on_null(cx, val, p, _list_4)
+            seen = rt.once(seen, 16, path, key)
+            x_env = rt.default_on_null(cx, val, path + ".env", _list_4)
         elif key == "_meta":
-            if seen & 32:
-                raise rt.duplicate(path, "_meta")
-            seen |= 32
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_method_id is MISSING:
-        raise rt.missing(path, "methodId")
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
+            seen = rt.once(seen, 32, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        method_id=x_method_id,
-        name=x_name,
+        method_id=rt.need(x_method_id, path, "methodId"),
+        name=rt.need(x_name, path, "name"),
         description=UNSET if x_description is MISSING else x_description,
         args=UNSET if x_args is MISSING else x_args,
         env=UNSET if x_env is MISSING else x_env,
@@ -3405,44 +2168,20 @@ def f_AuthMethodAgent(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Au
     seen = 0
     for key, val, s, e in members:
         if key == "methodId":
-            if seen & 1:
-                raise rt.duplicate(path, "methodId")
-            seen |= 1
-            p = path + ".methodId"
-            x_method_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_method_id = rt.d_str(val, path + ".methodId", cx)
         elif key == "name":
-            if seen & 2:
-                raise rt.duplicate(path, "name")
-            seen |= 2
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "description":
-            if seen & 4:
-                raise rt.duplicate(path, "description")
-            seen |= 4
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_method_id is MISSING:
-        raise rt.missing(path, "methodId")
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        method_id=x_method_id,
-        name=x_name,
+        method_id=rt.need(x_method_id, path, "methodId"),
+        name=rt.need(x_name, path, "name"),
         description=UNSET if x_description is MISSING else x_description,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -3459,15 +2198,8 @@ def f_LoginAuthResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -3485,24 +2217,12 @@ def f_ListProvidersResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "providers":
-            if seen & 1:
-                raise rt.duplicate(path, "providers")
-            seen |= 1
-            p = path + ".providers"
-            x_providers = _list_5(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_providers = _list_5(val, path + ".providers", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_providers is MISSING:
-        raise rt.missing(path, "providers")
-    return cls(providers=x_providers, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(providers=rt.need(x_providers, path, "providers"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_ProviderInfo(v: Any, path: str, cx: rt.Ctx) -> t.ProviderInfo:
@@ -3518,51 +2238,26 @@ def f_ProviderInfo(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Provi
     seen = 0
     for key, val, s, e in members:
         if key == "providerId":
-            if seen & 1:
-                raise rt.duplicate(path, "providerId")
-            seen |= 1
-            p = path + ".providerId"
-            x_provider_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_provider_id = rt.d_str(val, path + ".providerId", cx)
         elif key == "supported":
-            if seen & 2:
-                raise rt.duplicate(path, "supported")
-            seen |= 2
-            p = path + ".supported"
-            x_supported = rt.items(cx, val, p, d_LlmProtocol, False, True)
+            seen = rt.once(seen, 2, path, key)
+            x_supported = rt.items(cx, val, path + ".supported", d_LlmProtocol, False, True)
             if x_supported is MISSING or x_supported is None:
                 x_supported = []
         elif key == "required":
-            if seen & 4:
-                raise rt.duplicate(path, "required")
-            seen |= 4
-            p = path + ".required"
-            x_required = rt.d_bool(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_required = rt.d_bool(val, path + ".required", cx)
         elif key == "current":
-            if seen & 8:
-                raise rt.duplicate(path, "current")
-            seen |= 8
-            p = path + ".current"
-            x_current = None if val is None else d_ProviderCurrentConfig(val, p, cx)
+            seen = rt.once(seen, 8, path, key)
+            x_current = None if val is None else d_ProviderCurrentConfig(val, path + ".current", cx)
         elif key == "_meta":
-            if seen & 16:
-                raise rt.duplicate(path, "_meta")
-            seen |= 16
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_provider_id is MISSING:
-        raise rt.missing(path, "providerId")
-    if x_supported is MISSING:
-        raise rt.missing(path, "supported")
-    if x_required is MISSING:
-        raise rt.missing(path, "required")
+            seen = rt.once(seen, 16, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        provider_id=x_provider_id,
-        supported=x_supported,
-        required=x_required,
+        provider_id=rt.need(x_provider_id, path, "providerId"),
+        supported=rt.need(x_supported, path, "supported"),
+        required=rt.need(x_required, path, "required"),
         current=UNSET if x_current is MISSING else x_current,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -3587,32 +2282,19 @@ def f_ProviderCurrentConfig(
     seen = 0
     for key, val, s, e in members:
         if key == "apiType":
-            if seen & 1:
-                raise rt.duplicate(path, "apiType")
-            seen |= 1
-            p = path + ".apiType"
-            x_api_type = d_LlmProtocol(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_api_type = d_LlmProtocol(val, path + ".apiType", cx)
         elif key == "baseUrl":
-            if seen & 2:
-                raise rt.duplicate(path, "baseUrl")
-            seen |= 2
-            p = path + ".baseUrl"
-            x_base_url = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_base_url = rt.d_str(val, path + ".baseUrl", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_api_type is MISSING:
-        raise rt.missing(path, "apiType")
-    if x_base_url is MISSING:
-        raise rt.missing(path, "baseUrl")
-    return cls(api_type=x_api_type, base_url=x_base_url, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        api_type=rt.need(x_api_type, path, "apiType"),
+        base_url=rt.need(x_base_url, path, "baseUrl"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_SetProviderResponse(v: Any, path: str, cx: rt.Ctx) -> t.SetProviderResponse:
@@ -3628,15 +2310,8 @@ def f_SetProviderResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -3653,15 +2328,8 @@ def f_DisableProviderResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -3676,15 +2344,8 @@ def f_LogoutAuthResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -3701,31 +2362,16 @@ def f_AuthStatusResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "state":
-            if seen & 1:
-                raise rt.duplicate(path, "state")
-            seen |= 1
-            p = path + ".state"
-            x_state = d_AuthState(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_state = d_AuthState(val, path + ".state", cx)
         elif key == "accounts":
-            if seen & 2:
-                raise rt.duplicate(path, "accounts")
-            seen |= 2
-            p = path + ".accounts"
-            x_accounts = rt.items(cx, val, p, d_AuthAccount, False, True)
+            seen = rt.once(seen, 2, path, key)
+            x_accounts = rt.items(cx, val, path + ".accounts", d_AuthAccount, False, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_state is MISSING:
-        raise rt.missing(path, "state")
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        state=x_state,
+        state=rt.need(x_state, path, "state"),
         accounts=UNSET if x_accounts is MISSING else x_accounts,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -3749,65 +2395,25 @@ def f_AuthAccount(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.AuthAc
     seen = 0
     for key, val, s, e in members:
         if key == "label":
-            if seen & 1:
-                raise rt.duplicate(path, "label")
-            seen |= 1
-            p = path + ".label"
-            x_label = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_label = rt.d_str(val, path + ".label", cx)
         elif key == "active":
-            if seen & 2:
-                raise rt.duplicate(path, "active")
-            seen |= 2
-            p = path + ".active"
-            mark = len(cx.warnings)
-            try:
-                x_active = None if val is None else rt.d_bool(val, p, cx)
-            except DecodeError as err:
-                x_active = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_active = rt.lenient(cx, val, path + ".active", rt.d_bool, True)
         elif key == "name":
-            if seen & 4:
-                raise rt.duplicate(path, "name")
-            seen |= 4
-            p = path + ".name"
-            mark = len(cx.warnings)
-            try:
-                x_name = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_name = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_name = rt.lenient(cx, val, path + ".name", rt.d_str, True)
         elif key == "email":
-            if seen & 8:
-                raise rt.duplicate(path, "email")
-            seen |= 8
-            p = path + ".email"
-            mark = len(cx.warnings)
-            try:
-                x_email = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_email = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_email = rt.lenient(cx, val, path + ".email", rt.d_str, True)
         elif key == "organization":
-            if seen & 16:
-                raise rt.duplicate(path, "organization")
-            seen |= 16
-            p = path + ".organization"
-            mark = len(cx.warnings)
-            try:
-                x_organization = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_organization = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 16, path, key)
+            x_organization = rt.lenient(cx, val, path + ".organization", rt.d_str, True)
         elif key == "_meta":
-            if seen & 32:
-                raise rt.duplicate(path, "_meta")
-            seen |= 32
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_label is MISSING:
-        raise rt.missing(path, "label")
+            seen = rt.once(seen, 32, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        label=x_label,
+        label=rt.need(x_label, path, "label"),
         active=UNSET if x_active is MISSING else x_active,
         name=UNSET if x_name is MISSING else x_name,
         email=UNSET if x_email is MISSING else x_email,
@@ -3830,37 +2436,19 @@ def f_NewSessionResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "configOptions":
-            if seen & 2:
-                raise rt.duplicate(path, "configOptions")
-            seen |= 2
-            p = path + ".configOptions"
-            x_config_options = rt.items(cx, val, p, d_SessionConfigOption, False, True)
+            seen = rt.once(seen, 2, path, key)
+            x_config_options = rt.items(cx, val, path + ".configOptions", d_SessionConfigOption, False, True)
         elif key == "availableCommands":
-            if seen & 4:
-                raise rt.duplicate(path, "availableCommands")
-            seen |= 4
-            p = path + ".availableCommands"
-            x_available_commands = rt.items(cx, val, p, d_AvailableCommand, False, True)
+            seen = rt.once(seen, 4, path, key)
+            x_available_commands = rt.items(cx, val, path + ".availableCommands", d_AvailableCommand, False, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        session_id=x_session_id,
+        session_id=rt.need(x_session_id, path, "sessionId"),
         config_options=UNSET if x_config_options is MISSING else x_config_options,
         available_commands=UNSET if x_available_commands is MISSING else x_available_commands,
         meta=UNSET if x_meta is MISSING else x_meta,
@@ -3889,55 +2477,24 @@ def d_SessionConfigOption(v: Any, path: str, cx: rt.Ctx) -> t.SessionConfigOptio
     seen = 0
     for key, val, s, e in obj.members:
         if key == "configId":
-            if seen & 1:
-                raise rt.duplicate(path, "configId")
-            seen |= 1
-            p = path + ".configId"
-            x_config_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_config_id = rt.d_str(val, path + ".configId", cx)
         elif key == "name":
-            if seen & 2:
-                raise rt.duplicate(path, "name")
-            seen |= 2
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "description":
-            if seen & 4:
-                raise rt.duplicate(path, "description")
-            seen |= 4
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "category":
-            if seen & 8:
-                raise rt.duplicate(path, "category")
-            seen |= 8
-            p = path + ".category"
-            mark = len(cx.warnings)
-            try:
-                x_category = None if val is None else d_SessionConfigOptionCategory(val, p, cx)
-            except DecodeError as err:
-                x_category = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_category = rt.lenient(cx, val, path + ".category", d_SessionConfigOptionCategory, True)
         elif key == "_meta":
-            if seen & 16:
-                raise rt.duplicate(path, "_meta")
-            seen |= 16
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_config_id is MISSING:
-        raise rt.missing(path, "configId")
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
+            seen = rt.once(seen, 16, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     variant = d_SessionConfigOptionVariant(obj, path, cx)
     return t.SessionConfigOption(
-        config_id=x_config_id,
-        name=x_name,
+        config_id=rt.need(x_config_id, path, "configId"),
+        name=rt.need(x_name, path, "name"),
         description=UNSET if x_description is MISSING else x_description,
         category=UNSET if x_category is MISSING else x_category,
         meta=UNSET if x_meta is MISSING else x_meta,
@@ -3975,44 +2532,20 @@ def f_SessionConfigSelectOption(
     seen = 0
     for key, val, s, e in members:
         if key == "value":
-            if seen & 1:
-                raise rt.duplicate(path, "value")
-            seen |= 1
-            p = path + ".value"
-            x_value = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_value = rt.d_str(val, path + ".value", cx)
         elif key == "name":
-            if seen & 2:
-                raise rt.duplicate(path, "name")
-            seen |= 2
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "description":
-            if seen & 4:
-                raise rt.duplicate(path, "description")
-            seen |= 4
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_value is MISSING:
-        raise rt.missing(path, "value")
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        value=x_value,
-        name=x_name,
+        value=rt.need(x_value, path, "value"),
+        name=rt.need(x_name, path, "name"),
         description=UNSET if x_description is MISSING else x_description,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -4034,35 +2567,19 @@ def f_SessionConfigSelectGroup(
     seen = 0
     for key, val, s, e in members:
         if key == "groupId":
-            if seen & 1:
-                raise rt.duplicate(path, "groupId")
-            seen |= 1
-            p = path + ".groupId"
-            x_group_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_group_id = rt.d_str(val, path + ".groupId", cx)
         elif key == "name":
-            if seen & 2:
-                raise rt.duplicate(path, "name")
-            seen |= 2
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "options":
-            if seen & 4:
-                raise rt.duplicate(path, "options")
-            seen |= 4
-            p = path + ".options"
-            x_options = rt.items(cx, val, p, d_SessionConfigSelectOption, False, True)
+            seen = rt.once(seen, 4, path, key)
+            x_options = rt.items(cx, val, path + ".options", d_SessionConfigSelectOption, False, True)
             if x_options is MISSING or x_options is None:
                 x_options = []
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     if x_group_id is MISSING:
         raise rt.missing(path, "groupId")
     if x_name is MISSING:
@@ -4087,22 +2604,14 @@ def f_SessionConfigSelect(
     seen = 0
     for key, val, _s, _e in members:
         if key == "currentValue":
-            if seen & 1:
-                raise rt.duplicate(path, "currentValue")
-            seen |= 1
-            p = path + ".currentValue"
-            x_current_value = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_current_value = rt.d_str(val, path + ".currentValue", cx)
         elif key == "options":
-            if seen & 2:
-                raise rt.duplicate(path, "options")
-            seen |= 2
-            p = path + ".options"
-            x_options = d_SessionConfigSelectOptions(val, p, cx)
-    if x_current_value is MISSING:
-        raise rt.missing(path, "currentValue")
-    if x_options is MISSING:
-        raise rt.missing(path, "options")
-    return cls(current_value=x_current_value, options=x_options)
+            seen = rt.once(seen, 2, path, key)
+            x_options = d_SessionConfigSelectOptions(val, path + ".options", cx)
+    return cls(
+        current_value=rt.need(x_current_value, path, "currentValue"), options=rt.need(x_options, path, "options")
+    )
 
 
 def d_SessionConfigBoolean(v: Any, path: str, cx: rt.Ctx) -> t.SessionConfigBoolean:
@@ -4118,14 +2627,9 @@ def f_SessionConfigBoolean(
     seen = 0
     for key, val, _s, _e in members:
         if key == "currentValue":
-            if seen & 1:
-                raise rt.duplicate(path, "currentValue")
-            seen |= 1
-            p = path + ".currentValue"
-            x_current_value = rt.d_bool(val, p, cx)
-    if x_current_value is MISSING:
-        raise rt.missing(path, "currentValue")
-    return cls(current_value=x_current_value)
+            seen = rt.once(seen, 1, path, key)
+            x_current_value = rt.d_bool(val, path + ".currentValue", cx)
+    return cls(current_value=rt.need(x_current_value, path, "currentValue"))
 
 
 def d_AvailableCommand(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -4158,24 +2662,12 @@ def f_TextCommandInput(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.T
     seen = 0
     for key, val, s, e in members:
         if key == "hint":
-            if seen & 1:
-                raise rt.duplicate(path, "hint")
-            seen |= 1
-            p = path + ".hint"
-            x_hint = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_hint = rt.d_str(val, path + ".hint", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_hint is MISSING:
-        raise rt.missing(path, "hint")
-    return cls(hint=x_hint, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(hint=rt.need(x_hint, path, "hint"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_Command(v: Any, path: str, cx: rt.Ctx) -> t.Command:
@@ -4190,44 +2682,20 @@ def f_Command(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Command]) 
     seen = 0
     for key, val, s, e in members:
         if key == "name":
-            if seen & 1:
-                raise rt.duplicate(path, "name")
-            seen |= 1
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "description":
-            if seen & 2:
-                raise rt.duplicate(path, "description")
-            seen |= 2
-            p = path + ".description"
-            x_description = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_description = rt.d_str(val, path + ".description", cx)
         elif key == "input":
-            if seen & 4:
-                raise rt.duplicate(path, "input")
-            seen |= 4
-            p = path + ".input"
-            mark = len(cx.warnings)
-            try:
-                x_input = None if val is None else d_AvailableCommandInput(val, p, cx)
-            except DecodeError as err:
-                x_input = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_input = rt.lenient(cx, val, path + ".input", d_AvailableCommandInput, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
-    if x_description is MISSING:
-        raise rt.missing(path, "description")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        name=x_name,
-        description=x_description,
+        name=rt.need(x_name, path, "name"),
+        description=rt.need(x_description, path, "description"),
         input=UNSET if x_input is MISSING else x_input,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -4248,33 +2716,18 @@ def f_ListSessionsResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "sessions":
-            if seen & 1:
-                raise rt.duplicate(path, "sessions")
-            seen |= 1
-            p = path + ".sessions"
-            x_sessions = rt.items(cx, val, p, d_SessionInfo, False, True)
+            seen = rt.once(seen, 1, path, key)
+            x_sessions = rt.items(cx, val, path + ".sessions", d_SessionInfo, False, True)
             if x_sessions is MISSING or x_sessions is None:
                 x_sessions = []
         elif key == "nextCursor":
-            if seen & 2:
-                raise rt.duplicate(path, "nextCursor")
-            seen |= 2
-            p = path + ".nextCursor"
-            x_next_cursor = None if val is None else rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_next_cursor = None if val is None else rt.d_str(val, path + ".nextCursor", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_sessions is MISSING:
-        raise rt.missing(path, "sessions")
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        sessions=x_sessions,
+        sessions=rt.need(x_sessions, path, "sessions"),
         next_cursor=UNSET if x_next_cursor is MISSING else x_next_cursor,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -4295,70 +2748,29 @@ def f_SessionInfo(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Sessio
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "cwd":
-            if seen & 2:
-                raise rt.duplicate(path, "cwd")
-            seen |= 2
-            p = path + ".cwd"
-            x_cwd = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_cwd = rt.d_str(val, path + ".cwd", cx)
         elif key == "additionalDirectories":
-            if seen & 4:
-                raise rt.duplicate(path, "additionalDirectories")
-            seen |= 4
-            p = path + ".additionalDirectories"
-            x_additional_directories = rt.default_on_null(cx, val, p, _list_8)
+            seen = rt.once(seen, 4, path, key)
+            x_additional_directories = rt.default_on_null(cx, val, path + ".additionalDirectories", _list_8)
         elif key == "title":
-            if seen & 8:
-                raise rt.duplicate(path, "title")
-            seen |= 8
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "updatedAt":
-            if seen & 16:
-                raise rt.duplicate(path, "updatedAt")
-            seen |= 16
-            p = path + ".updatedAt"
-            mark = len(cx.warnings)
-            try:
-                x_updated_at = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_updated_at = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 16, path, key)
+            x_updated_at = rt.lenient(cx, val, path + ".updatedAt", rt.d_str, True)
         elif key == "archived":
-            if seen & 32:
-                raise rt.duplicate(path, "archived")
-            seen |= 32
-            p = path + ".archived"
-            mark = len(cx.warnings)
-            try:
-                x_archived = None if val is None else rt.d_bool(val, p, cx)
-            except DecodeError as err:
-                x_archived = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 32, path, key)
+            x_archived = rt.lenient(cx, val, path + ".archived", rt.d_bool, True)
         elif key == "_meta":
-            if seen & 64:
-                raise rt.duplicate(path, "_meta")
-            seen |= 64
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    if x_cwd is MISSING:
-        raise rt.missing(path, "cwd")
+            seen = rt.once(seen, 64, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        session_id=x_session_id,
-        cwd=x_cwd,
+        session_id=rt.need(x_session_id, path, "sessionId"),
+        cwd=rt.need(x_cwd, path, "cwd"),
         additional_directories=UNSET if x_additional_directories is MISSING else x_additional_directories,
         title=UNSET if x_title is MISSING else x_title,
         updated_at=UNSET if x_updated_at is MISSING else x_updated_at,
@@ -4380,15 +2792,8 @@ def f_DeleteSessionResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -4408,37 +2813,19 @@ def f_ForkSessionResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "configOptions":
-            if seen & 2:
-                raise rt.duplicate(path, "configOptions")
-            seen |= 2
-            p = path + ".configOptions"
-            x_config_options = rt.items(cx, val, p, d_SessionConfigOption, False, True)
+            seen = rt.once(seen, 2, path, key)
+            x_config_options = rt.items(cx, val, path + ".configOptions", d_SessionConfigOption, False, True)
         elif key == "availableCommands":
-            if seen & 4:
-                raise rt.duplicate(path, "availableCommands")
-            seen |= 4
-            p = path + ".availableCommands"
-            x_available_commands = rt.items(cx, val, p, d_AvailableCommand, False, True)
+            seen = rt.once(seen, 4, path, key)
+            x_available_commands = rt.items(cx, val, path + ".availableCommands", d_AvailableCommand, False, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        session_id=x_session_id,
+        session_id=rt.need(x_session_id, path, "sessionId"),
         config_options=UNSET if x_config_options is MISSING else x_config_options,
         available_commands=UNSET if x_available_commands is MISSING else x_available_commands,
         meta=UNSET if x_meta is MISSING else x_meta,
@@ -4458,15 +2845,8 @@ def f_ArchiveSessionResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -4483,15 +2863,8 @@ def f_UnarchiveSessionResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -4510,35 +2883,18 @@ def f_SessionStatusResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "status":
-            if seen & 1:
-                raise rt.duplicate(path, "status")
-            seen |= 1
-            p = path + ".status"
-            x_status = d_SessionStatus(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_status = d_SessionStatus(val, path + ".status", cx)
         elif key == "state":
-            if seen & 2:
-                raise rt.duplicate(path, "state")
-            seen |= 2
-            p = path + ".state"
-            mark = len(cx.warnings)
-            try:
-                x_state = None if val is None else d_StateUpdate(val, p, cx)
-            except DecodeError as err:
-                x_state = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_state = rt.lenient(cx, val, path + ".state", d_StateUpdate, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_status is MISSING:
-        raise rt.missing(path, "status")
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        status=x_status, state=UNSET if x_state is MISSING else x_state, meta=UNSET if x_meta is MISSING else x_meta
+        status=rt.need(x_status, path, "status"),
+        state=UNSET if x_state is MISSING else x_state,
+        meta=UNSET if x_meta is MISSING else x_meta,
     )
 
 
@@ -4561,27 +2917,14 @@ def f_ResumeSessionResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "configOptions":
-            if seen & 1:
-                raise rt.duplicate(path, "configOptions")
-            seen |= 1
-            p = path + ".configOptions"
-            x_config_options = rt.items(cx, val, p, d_SessionConfigOption, False, True)
+            seen = rt.once(seen, 1, path, key)
+            x_config_options = rt.items(cx, val, path + ".configOptions", d_SessionConfigOption, False, True)
         elif key == "availableCommands":
-            if seen & 2:
-                raise rt.duplicate(path, "availableCommands")
-            seen |= 2
-            p = path + ".availableCommands"
-            x_available_commands = rt.items(cx, val, p, d_AvailableCommand, False, True)
+            seen = rt.once(seen, 2, path, key)
+            x_available_commands = rt.items(cx, val, path + ".availableCommands", d_AvailableCommand, False, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         config_options=UNSET if x_config_options is MISSING else x_config_options,
         available_commands=UNSET if x_available_commands is MISSING else x_available_commands,
@@ -4602,15 +2945,8 @@ def f_CloseSessionResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -4627,15 +2963,8 @@ def f_CancelToolCallResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -4652,15 +2981,8 @@ def f_CancelTerminalResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -4678,26 +3000,16 @@ def f_SetSessionConfigOptionResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "configOptions":
-            if seen & 1:
-                raise rt.duplicate(path, "configOptions")
-            seen |= 1
-            p = path + ".configOptions"
-            x_config_options = rt.items(cx, val, p, d_SessionConfigOption, False, False)
+            seen = rt.once(seen, 1, path, key)
+            x_config_options = rt.items(cx, val, path + ".configOptions", d_SessionConfigOption, False, False)
             if x_config_options is MISSING or x_config_options is None:
                 x_config_options = []
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_config_options is MISSING:
-        raise rt.missing(path, "configOptions")
-    return cls(config_options=x_config_options, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        config_options=rt.need(x_config_options, path, "configOptions"), meta=UNSET if x_meta is MISSING else x_meta
+    )
 
 
 def d_PromptResponse(v: Any, path: str, cx: rt.Ctx) -> t.PromptResponse:
@@ -4710,24 +3022,12 @@ def f_PromptResponse(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Pro
     seen = 0
     for key, val, s, e in members:
         if key == "messageId":
-            if seen & 1:
-                raise rt.duplicate(path, "messageId")
-            seen |= 1
-            p = path + ".messageId"
-            x_message_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_message_id = rt.d_str(val, path + ".messageId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_message_id is MISSING:
-        raise rt.missing(path, "messageId")
-    return cls(message_id=x_message_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(message_id=rt.need(x_message_id, path, "messageId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_ErrorData(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -4761,32 +3061,19 @@ def f_UnsupportedProtocolVersionErrorData(
     seen = 0
     for key, val, s, e in members:
         if key == "requested":
-            if seen & 1:
-                raise rt.duplicate(path, "requested")
-            seen |= 1
-            p = path + ".requested"
-            x_requested = rt.d_u16(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_requested = rt.d_u16(val, path + ".requested", cx)
         elif key == "supported":
-            if seen & 2:
-                raise rt.duplicate(path, "supported")
-            seen |= 2
-            p = path + ".supported"
-            x_supported = _list_9(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_supported = _list_9(val, path + ".supported", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_requested is MISSING:
-        raise rt.missing(path, "requested")
-    if x_supported is MISSING:
-        raise rt.missing(path, "supported")
-    return cls(requested=x_requested, supported=x_supported, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        requested=rt.need(x_requested, path, "requested"),
+        supported=rt.need(x_supported, path, "supported"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_SessionNotFoundErrorData(v: Any, path: str, cx: rt.Ctx) -> t.SessionNotFoundErrorData:
@@ -4803,24 +3090,12 @@ def f_SessionNotFoundErrorData(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    return cls(session_id=x_session_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(session_id=rt.need(x_session_id, path, "sessionId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_UpdateSessionNotification(v: Any, path: str, cx: rt.Ctx) -> t.UpdateSessionNotification:
@@ -4838,32 +3113,19 @@ def f_UpdateSessionNotification(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "update":
-            if seen & 2:
-                raise rt.duplicate(path, "update")
-            seen |= 2
-            p = path + ".update"
-            x_update = d_SessionUpdate(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_update = d_SessionUpdate(val, path + ".update", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    if x_update is MISSING:
-        raise rt.missing(path, "update")
-    return cls(session_id=x_session_id, update=x_update, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        session_id=rt.need(x_session_id, path, "sessionId"),
+        update=rt.need(x_update, path, "update"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_SessionUpdate(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -4932,32 +3194,19 @@ def f_ContentChunk(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Conte
     seen = 0
     for key, val, s, e in members:
         if key == "messageId":
-            if seen & 1:
-                raise rt.duplicate(path, "messageId")
-            seen |= 1
-            p = path + ".messageId"
-            x_message_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_message_id = rt.d_str(val, path + ".messageId", cx)
         elif key == "content":
-            if seen & 2:
-                raise rt.duplicate(path, "content")
-            seen |= 2
-            p = path + ".content"
-            x_content = d_ContentBlock(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_content = d_ContentBlock(val, path + ".content", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_message_id is MISSING:
-        raise rt.missing(path, "messageId")
-    if x_content is MISSING:
-        raise rt.missing(path, "content")
-    return cls(message_id=x_message_id, content=x_content, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        message_id=rt.need(x_message_id, path, "messageId"),
+        content=rt.need(x_content, path, "content"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_UserMessage(v: Any, path: str, cx: rt.Ctx) -> t.UserMessage:
@@ -4971,31 +3220,16 @@ def f_UserMessage(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.UserMe
     seen = 0
     for key, val, s, e in members:
         if key == "messageId":
-            if seen & 1:
-                raise rt.duplicate(path, "messageId")
-            seen |= 1
-            p = path + ".messageId"
-            x_message_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_message_id = rt.d_str(val, path + ".messageId", cx)
         elif key == "content":
-            if seen & 2:
-                raise rt.duplicate(path, "content")
-            seen |= 2
-            p = path + ".content"
-            x_content = rt.items(cx, val, p, d_ContentBlock, True, True)
+            seen = rt.once(seen, 2, path, key)
+            x_content = rt.items(cx, val, path + ".content", d_ContentBlock, True, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_message_id is MISSING:
-        raise rt.missing(path, "messageId")
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        message_id=x_message_id,
+        message_id=rt.need(x_message_id, path, "messageId"),
         content=UNSET if x_content is MISSING else x_content,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -5012,31 +3246,16 @@ def f_AgentMessage(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Agent
     seen = 0
     for key, val, s, e in members:
         if key == "messageId":
-            if seen & 1:
-                raise rt.duplicate(path, "messageId")
-            seen |= 1
-            p = path + ".messageId"
-            x_message_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_message_id = rt.d_str(val, path + ".messageId", cx)
         elif key == "content":
-            if seen & 2:
-                raise rt.duplicate(path, "content")
-            seen |= 2
-            p = path + ".content"
-            x_content = rt.items(cx, val, p, d_ContentBlock, True, True)
+            seen = rt.once(seen, 2, path, key)
+            x_content = rt.items(cx, val, path + ".content", d_ContentBlock, True, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_message_id is MISSING:
-        raise rt.missing(path, "messageId")
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        message_id=x_message_id,
+        message_id=rt.need(x_message_id, path, "messageId"),
         content=UNSET if x_content is MISSING else x_content,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -5053,31 +3272,16 @@ def f_AgentThought(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Agent
     seen = 0
     for key, val, s, e in members:
         if key == "messageId":
-            if seen & 1:
-                raise rt.duplicate(path, "messageId")
-            seen |= 1
-            p = path + ".messageId"
-            x_message_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_message_id = rt.d_str(val, path + ".messageId", cx)
         elif key == "content":
-            if seen & 2:
-                raise rt.duplicate(path, "content")
-            seen |= 2
-            p = path + ".content"
-            x_content = rt.items(cx, val, p, d_ContentBlock, True, True)
+            seen = rt.once(seen, 2, path, key)
+            x_content = rt.items(cx, val, path + ".content", d_ContentBlock, True, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_message_id is MISSING:
-        raise rt.missing(path, "messageId")
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        message_id=x_message_id,
+        message_id=rt.need(x_message_id, path, "messageId"),
         content=UNSET if x_content is MISSING else x_content,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -5109,24 +3313,12 @@ def f_BackgroundTerminal(
     seen = 0
     for key, val, s, e in members:
         if key == "terminalId":
-            if seen & 1:
-                raise rt.duplicate(path, "terminalId")
-            seen |= 1
-            p = path + ".terminalId"
-            x_terminal_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_terminal_id = rt.d_str(val, path + ".terminalId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_terminal_id is MISSING:
-        raise rt.missing(path, "terminalId")
-    return cls(terminal_id=x_terminal_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(terminal_id=rt.need(x_terminal_id, path, "terminalId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_BackgroundToolCall(v: Any, path: str, cx: rt.Ctx) -> t.BackgroundToolCall:
@@ -5141,24 +3333,12 @@ def f_BackgroundToolCall(
     seen = 0
     for key, val, s, e in members:
         if key == "toolCallId":
-            if seen & 1:
-                raise rt.duplicate(path, "toolCallId")
-            seen |= 1
-            p = path + ".toolCallId"
-            x_tool_call_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_tool_call_id = rt.d_str(val, path + ".toolCallId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_tool_call_id is MISSING:
-        raise rt.missing(path, "toolCallId")
-    return cls(tool_call_id=x_tool_call_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(tool_call_id=rt.need(x_tool_call_id, path, "toolCallId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_BackgroundSubagent(v: Any, path: str, cx: rt.Ctx) -> t.BackgroundSubagent:
@@ -5173,24 +3353,12 @@ def f_BackgroundSubagent(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    return cls(session_id=x_session_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(session_id=rt.need(x_session_id, path, "sessionId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_RunningStateUpdate(v: Any, path: str, cx: rt.Ctx) -> t.RunningStateUpdate:
@@ -5205,25 +3373,11 @@ def f_RunningStateUpdate(
     seen = 0
     for key, val, s, e in members:
         if key == "background":
-            if seen & 1:
-                raise rt.duplicate(path, "background")
-            seen |= 1
-            p = path + ".background"
-            mark = len(cx.warnings)
-            try:
-                x_background = None if val is None else _list_10(val, p, cx)
-            except DecodeError as err:
-                x_background = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_background = rt.lenient(cx, val, path + ".background", _list_10, True)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         background=UNSET if x_background is MISSING else x_background, meta=UNSET if x_meta is MISSING else x_meta
     )
@@ -5238,15 +3392,8 @@ def f_ErrorStopReason(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Er
     seen = 0
     for key, val, _s, _e in members:
         if key == "error":
-            if seen & 1:
-                raise rt.duplicate(path, "error")
-            seen |= 1
-            p = path + ".error"
-            mark = len(cx.warnings)
-            try:
-                x_error = None if val is None else rt.d_error_object(val, p, cx)
-            except DecodeError as err:
-                x_error = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_error = rt.lenient(cx, val, path + ".error", rt.d_error_object, True)
     return cls(error=UNSET if x_error is MISSING else x_error)
 
 
@@ -5265,73 +3412,30 @@ def f_Usage(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Usage]) -> t
     seen = 0
     for key, val, s, e in members:
         if key == "totalTokens":
-            if seen & 1:
-                raise rt.duplicate(path, "totalTokens")
-            seen |= 1
-            p = path + ".totalTokens"
-            x_total_tokens = rt.d_u64(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_total_tokens = rt.d_u64(val, path + ".totalTokens", cx)
         elif key == "inputTokens":
-            if seen & 2:
-                raise rt.duplicate(path, "inputTokens")
-            seen |= 2
-            p = path + ".inputTokens"
-            x_input_tokens = rt.d_u64(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_input_tokens = rt.d_u64(val, path + ".inputTokens", cx)
         elif key == "outputTokens":
-            if seen & 4:
-                raise rt.duplicate(path, "outputTokens")
-            seen |= 4
-            p = path + ".outputTokens"
-            x_output_tokens = rt.d_u64(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_output_tokens = rt.d_u64(val, path + ".outputTokens", cx)
         elif key == "thoughtTokens":
-            if seen & 8:
-                raise rt.duplicate(path, "thoughtTokens")
-            seen |= 8
-            p = path + ".thoughtTokens"
-            mark = len(cx.warnings)
-            try:
-                x_thought_tokens = None if val is None else rt.d_u64(val, p, cx)
-            except DecodeError as err:
-                x_thought_tokens = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_thought_tokens = rt.lenient(cx, val, path + ".thoughtTokens", rt.d_u64, True)
         elif key == "cachedReadTokens":
-            if seen & 16:
-                raise rt.duplicate(path, "cachedReadTokens")
-            seen |= 16
-            p = path + ".cachedReadTokens"
-            mark = len(cx.warnings)
-            try:
-                x_cached_read_tokens = None if val is None else rt.d_u64(val, p, cx)
-            except DecodeError as err:
-                x_cached_read_tokens = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 16, path, key)
+            x_cached_read_tokens = rt.lenient(cx, val, path + ".cachedReadTokens", rt.d_u64, True)
         elif key == "cachedWriteTokens":
-            if seen & 32:
-                raise rt.duplicate(path, "cachedWriteTokens")
-            seen |= 32
-            p = path + ".cachedWriteTokens"
-            mark = len(cx.warnings)
-            try:
-                x_cached_write_tokens = None if val is None else rt.d_u64(val, p, cx)
-            except DecodeError as err:
-                x_cached_write_tokens = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 32, path, key)
+            x_cached_write_tokens = rt.lenient(cx, val, path + ".cachedWriteTokens", rt.d_u64, True)
         elif key == "_meta":
-            if seen & 64:
-                raise rt.duplicate(path, "_meta")
-            seen |= 64
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_total_tokens is MISSING:
-        raise rt.missing(path, "totalTokens")
-    if x_input_tokens is MISSING:
-        raise rt.missing(path, "inputTokens")
-    if x_output_tokens is MISSING:
-        raise rt.missing(path, "outputTokens")
+            seen = rt.once(seen, 64, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        total_tokens=x_total_tokens,
-        input_tokens=x_input_tokens,
-        output_tokens=x_output_tokens,
+        total_tokens=rt.need(x_total_tokens, path, "totalTokens"),
+        input_tokens=rt.need(x_input_tokens, path, "inputTokens"),
+        output_tokens=rt.need(x_output_tokens, path, "outputTokens"),
         thought_tokens=UNSET if x_thought_tokens is MISSING else x_thought_tokens,
         cached_read_tokens=UNSET if x_cached_read_tokens is MISSING else x_cached_read_tokens,
         cached_write_tokens=UNSET if x_cached_write_tokens is MISSING else x_cached_write_tokens,
@@ -5368,45 +3472,17 @@ def d_IdleStateUpdate(v: Any, path: str, cx: rt.Ctx) -> t.IdleStateUpdate:
     seen = 0
     for key, val, s, e in obj.members:
         if key == "usage":
-            if seen & 1:
-                raise rt.duplicate(path, "usage")
-            seen |= 1
-            p = path + ".usage"
-            mark = len(cx.warnings)
-            try:
-                x_usage = None if val is None else d_Usage(val, p, cx)
-            except DecodeError as err:
-                x_usage = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_usage = rt.lenient(cx, val, path + ".usage", d_Usage, True)
         elif key == "background":
-            if seen & 2:
-                raise rt.duplicate(path, "background")
-            seen |= 2
-            p = path + ".background"
-            mark = len(cx.warnings)
-            try:
-                x_background = None if val is None else _list_10(val, p, cx)
-            except DecodeError as err:
-                x_background = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_background = rt.lenient(cx, val, path + ".background", _list_10, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
         elif key == "stopReason":
-            if seen & 8:
-                raise rt.duplicate(path, "stopReason")
-            seen |= 8
-            p = path + ".stopReason"
-            mark = len(cx.warnings)
-            try:
-                x_stop_reason = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_stop_reason = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_stop_reason = rt.lenient(cx, val, path + ".stopReason", rt.d_str, True)
     variant = d_IdleStateUpdateVariant(obj, path, cx)
     return t.IdleStateUpdate(
         usage=UNSET if x_usage is MISSING else x_usage,
@@ -5431,25 +3507,11 @@ def f_RequiresActionStateUpdate(
     seen = 0
     for key, val, s, e in members:
         if key == "background":
-            if seen & 1:
-                raise rt.duplicate(path, "background")
-            seen |= 1
-            p = path + ".background"
-            mark = len(cx.warnings)
-            try:
-                x_background = None if val is None else _list_10(val, p, cx)
-            except DecodeError as err:
-                x_background = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_background = rt.lenient(cx, val, path + ".background", _list_10, True)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         background=UNSET if x_background is MISSING else x_background, meta=UNSET if x_meta is MISSING else x_meta
     )
@@ -5467,25 +3529,11 @@ def f_UnknownStateUpdate(
     seen = 0
     for key, val, s, e in members:
         if key == "background":
-            if seen & 1:
-                raise rt.duplicate(path, "background")
-            seen |= 1
-            p = path + ".background"
-            mark = len(cx.warnings)
-            try:
-                x_background = None if val is None else _list_10(val, p, cx)
-            except DecodeError as err:
-                x_background = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_background = rt.lenient(cx, val, path + ".background", _list_10, True)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         background=UNSET if x_background is MISSING else x_background, meta=UNSET if x_meta is MISSING else x_meta
     )
@@ -5505,24 +3553,12 @@ def f_SetSessionTitleResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "title":
-            if seen & 1:
-                raise rt.duplicate(path, "title")
-            seen |= 1
-            p = path + ".title"
-            x_title = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_title = rt.d_str(val, path + ".title", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_title is MISSING:
-        raise rt.missing(path, "title")
-    return cls(title=x_title, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(title=rt.need(x_title, path, "title"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_StateUpdate(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -5556,32 +3592,19 @@ def f_ToolCallContentChunk(
     seen = 0
     for key, val, s, e in members:
         if key == "toolCallId":
-            if seen & 1:
-                raise rt.duplicate(path, "toolCallId")
-            seen |= 1
-            p = path + ".toolCallId"
-            x_tool_call_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_tool_call_id = rt.d_str(val, path + ".toolCallId", cx)
         elif key == "content":
-            if seen & 2:
-                raise rt.duplicate(path, "content")
-            seen |= 2
-            p = path + ".content"
-            x_content = d_ToolCallContent(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_content = d_ToolCallContent(val, path + ".content", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_tool_call_id is MISSING:
-        raise rt.missing(path, "toolCallId")
-    if x_content is MISSING:
-        raise rt.missing(path, "content")
-    return cls(tool_call_id=x_tool_call_id, content=x_content, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        tool_call_id=rt.need(x_tool_call_id, path, "toolCallId"),
+        content=rt.need(x_content, path, "content"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_TerminalOutput(v: Any, path: str, cx: rt.Ctx) -> t.TerminalOutput:
@@ -5594,24 +3617,12 @@ def f_TerminalOutput(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Ter
     seen = 0
     for key, val, s, e in members:
         if key == "data":
-            if seen & 1:
-                raise rt.duplicate(path, "data")
-            seen |= 1
-            p = path + ".data"
-            x_data = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_data = rt.d_str(val, path + ".data", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_data is MISSING:
-        raise rt.missing(path, "data")
-    return cls(data=x_data, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(data=rt.need(x_data, path, "data"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_TerminalExitStatus(v: Any, path: str, cx: rt.Ctx) -> t.TerminalExitStatus:
@@ -5627,35 +3638,14 @@ def f_TerminalExitStatus(
     seen = 0
     for key, val, s, e in members:
         if key == "exitCode":
-            if seen & 1:
-                raise rt.duplicate(path, "exitCode")
-            seen |= 1
-            p = path + ".exitCode"
-            mark = len(cx.warnings)
-            try:
-                x_exit_code = None if val is None else rt.d_i64(val, p, cx)
-            except DecodeError as err:
-                x_exit_code = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_exit_code = rt.lenient(cx, val, path + ".exitCode", rt.d_i64, True)
         elif key == "signal":
-            if seen & 2:
-                raise rt.duplicate(path, "signal")
-            seen |= 2
-            p = path + ".signal"
-            mark = len(cx.warnings)
-            try:
-                x_signal = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_signal = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_signal = rt.lenient(cx, val, path + ".signal", rt.d_str, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         exit_code=UNSET if x_exit_code is MISSING else x_exit_code,
         signal=UNSET if x_signal is MISSING else x_signal,
@@ -5674,32 +3664,19 @@ def f_TerminalSize(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Termi
     seen = 0
     for key, val, s, e in members:
         if key == "cols":
-            if seen & 1:
-                raise rt.duplicate(path, "cols")
-            seen |= 1
-            p = path + ".cols"
-            x_cols = rt.d_u16(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_cols = rt.d_u16(val, path + ".cols", cx)
         elif key == "rows":
-            if seen & 2:
-                raise rt.duplicate(path, "rows")
-            seen |= 2
-            p = path + ".rows"
-            x_rows = rt.d_u16(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_rows = rt.d_u16(val, path + ".rows", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_cols is MISSING:
-        raise rt.missing(path, "cols")
-    if x_rows is MISSING:
-        raise rt.missing(path, "rows")
-    return cls(cols=x_cols, rows=x_rows, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        cols=rt.need(x_cols, path, "cols"),
+        rows=rt.need(x_rows, path, "rows"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_TerminalCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.TerminalCapabilities:
@@ -5716,25 +3693,11 @@ def f_TerminalCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "cancel":
-            if seen & 1:
-                raise rt.duplicate(path, "cancel")
-            seen |= 1
-            p = path + ".cancel"
-            mark = len(cx.warnings)
-            try:
-                x_cancel = None if val is None else d_TerminalCancelCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_cancel = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_cancel = rt.lenient(cx, val, path + ".cancel", d_TerminalCancelCapabilities, True)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(cancel=UNSET if x_cancel is MISSING else x_cancel, meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -5751,15 +3714,8 @@ def f_TerminalCancelCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -5779,85 +3735,31 @@ def f_TerminalUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Ter
     seen = 0
     for key, val, s, e in members:
         if key == "terminalId":
-            if seen & 1:
-                raise rt.duplicate(path, "terminalId")
-            seen |= 1
-            p = path + ".terminalId"
-            x_terminal_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_terminal_id = rt.d_str(val, path + ".terminalId", cx)
         elif key == "command":
-            if seen & 2:
-                raise rt.duplicate(path, "command")
-            seen |= 2
-            p = path + ".command"
-            mark = len(cx.warnings)
-            try:
-                x_command = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_command = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_command = rt.lenient(cx, val, path + ".command", rt.d_str, True)
         elif key == "cwd":
-            if seen & 4:
-                raise rt.duplicate(path, "cwd")
-            seen |= 4
-            p = path + ".cwd"
-            mark = len(cx.warnings)
-            try:
-                x_cwd = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_cwd = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_cwd = rt.lenient(cx, val, path + ".cwd", rt.d_str, True)
         elif key == "output":
-            if seen & 8:
-                raise rt.duplicate(path, "output")
-            seen |= 8
-            p = path + ".output"
-            mark = len(cx.warnings)
-            try:
-                x_output = None if val is None else d_TerminalOutput(val, p, cx)
-            except DecodeError as err:
-                x_output = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_output = rt.lenient(cx, val, path + ".output", d_TerminalOutput, True)
         elif key == "exitStatus":
-            if seen & 16:
-                raise rt.duplicate(path, "exitStatus")
-            seen |= 16
-            p = path + ".exitStatus"
-            mark = len(cx.warnings)
-            try:
-                x_exit_status = None if val is None else d_TerminalExitStatus(val, p, cx)
-            except DecodeError as err:
-                x_exit_status = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 16, path, key)
+            x_exit_status = rt.lenient(cx, val, path + ".exitStatus", d_TerminalExitStatus, True)
         elif key == "size":
-            if seen & 32:
-                raise rt.duplicate(path, "size")
-            seen |= 32
-            p = path + ".size"
-            mark = len(cx.warnings)
-            try:
-                x_size = None if val is None else d_TerminalSize(val, p, cx)
-            except DecodeError as err:
-                x_size = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 32, path, key)
+            x_size = rt.lenient(cx, val, path + ".size", d_TerminalSize, True)
         elif key == "capabilities":
-            if seen & 64:
-                raise rt.duplicate(path, "capabilities")
-            seen |= 64
-            p = path + ".capabilities"
-            mark = len(cx.warnings)
-            try:
-                x_capabilities = None if val is None else d_TerminalCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_capabilities = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 64, path, key)
+            x_capabilities = rt.lenient(cx, val, path + ".capabilities", d_TerminalCapabilities, True)
         elif key == "_meta":
-            if seen & 128:
-                raise rt.duplicate(path, "_meta")
-            seen |= 128
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_terminal_id is MISSING:
-        raise rt.missing(path, "terminalId")
+            seen = rt.once(seen, 128, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        terminal_id=x_terminal_id,
+        terminal_id=rt.need(x_terminal_id, path, "terminalId"),
         command=UNSET if x_command is MISSING else x_command,
         cwd=UNSET if x_cwd is MISSING else x_cwd,
         output=UNSET if x_output is MISSING else x_output,
@@ -5883,32 +3785,19 @@ def f_TerminalOutputChunk(
     seen = 0
     for key, val, s, e in members:
         if key == "terminalId":
-            if seen & 1:
-                raise rt.duplicate(path, "terminalId")
-            seen |= 1
-            p = path + ".terminalId"
-            x_terminal_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_terminal_id = rt.d_str(val, path + ".terminalId", cx)
         elif key == "data":
-            if seen & 2:
-                raise rt.duplicate(path, "data")
-            seen |= 2
-            p = path + ".data"
-            x_data = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_data = rt.d_str(val, path + ".data", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_terminal_id is MISSING:
-        raise rt.missing(path, "terminalId")
-    if x_data is MISSING:
-        raise rt.missing(path, "data")
-    return cls(terminal_id=x_terminal_id, data=x_data, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        terminal_id=rt.need(x_terminal_id, path, "terminalId"),
+        data=rt.need(x_data, path, "data"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_PlanUpdateContent(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -5937,40 +3826,23 @@ def f_PlanEntry(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PlanEntr
     seen = 0
     for key, val, s, e in members:
         if key == "content":
-            if seen & 1:
-                raise rt.duplicate(path, "content")
-            seen |= 1
-            p = path + ".content"
-            x_content = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_content = rt.d_str(val, path + ".content", cx)
         elif key == "priority":
-            if seen & 2:
-                raise rt.duplicate(path, "priority")
-            seen |= 2
-            p = path + ".priority"
-            x_priority = d_PlanEntryPriority(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_priority = d_PlanEntryPriority(val, path + ".priority", cx)
         elif key == "status":
-            if seen & 4:
-                raise rt.duplicate(path, "status")
-            seen |= 4
-            p = path + ".status"
-            x_status = d_PlanEntryStatus(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_status = d_PlanEntryStatus(val, path + ".status", cx)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_content is MISSING:
-        raise rt.missing(path, "content")
-    if x_priority is MISSING:
-        raise rt.missing(path, "priority")
-    if x_status is MISSING:
-        raise rt.missing(path, "status")
-    return cls(content=x_content, priority=x_priority, status=x_status, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        content=rt.need(x_content, path, "content"),
+        priority=rt.need(x_priority, path, "priority"),
+        status=rt.need(x_status, path, "status"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_PlanEntryPriority(v: Any, path: str, cx: rt.Ctx) -> str:
@@ -5992,34 +3864,21 @@ def f_PlanItems(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PlanItem
     seen = 0
     for key, val, s, e in members:
         if key == "planId":
-            if seen & 1:
-                raise rt.duplicate(path, "planId")
-            seen |= 1
-            p = path + ".planId"
-            x_plan_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_plan_id = rt.d_str(val, path + ".planId", cx)
         elif key == "entries":
-            if seen & 2:
-                raise rt.duplicate(path, "entries")
-            seen |= 2
-            p = path + ".entries"
-            x_entries = rt.items(cx, val, p, d_PlanEntry, False, False)
+            seen = rt.once(seen, 2, path, key)
+            x_entries = rt.items(cx, val, path + ".entries", d_PlanEntry, False, False)
             if x_entries is MISSING or x_entries is None:
                 x_entries = []
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_plan_id is MISSING:
-        raise rt.missing(path, "planId")
-    if x_entries is MISSING:
-        raise rt.missing(path, "entries")
-    return cls(plan_id=x_plan_id, entries=x_entries, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        plan_id=rt.need(x_plan_id, path, "planId"),
+        entries=rt.need(x_entries, path, "entries"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_PlanFile(v: Any, path: str, cx: rt.Ctx) -> t.PlanFile:
@@ -6033,32 +3892,19 @@ def f_PlanFile(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PlanFile]
     seen = 0
     for key, val, s, e in members:
         if key == "planId":
-            if seen & 1:
-                raise rt.duplicate(path, "planId")
-            seen |= 1
-            p = path + ".planId"
-            x_plan_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_plan_id = rt.d_str(val, path + ".planId", cx)
         elif key == "uri":
-            if seen & 2:
-                raise rt.duplicate(path, "uri")
-            seen |= 2
-            p = path + ".uri"
-            x_uri = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_uri = rt.d_str(val, path + ".uri", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_plan_id is MISSING:
-        raise rt.missing(path, "planId")
-    if x_uri is MISSING:
-        raise rt.missing(path, "uri")
-    return cls(plan_id=x_plan_id, uri=x_uri, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        plan_id=rt.need(x_plan_id, path, "planId"),
+        uri=rt.need(x_uri, path, "uri"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_PlanMarkdown(v: Any, path: str, cx: rt.Ctx) -> t.PlanMarkdown:
@@ -6072,32 +3918,19 @@ def f_PlanMarkdown(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PlanM
     seen = 0
     for key, val, s, e in members:
         if key == "planId":
-            if seen & 1:
-                raise rt.duplicate(path, "planId")
-            seen |= 1
-            p = path + ".planId"
-            x_plan_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_plan_id = rt.d_str(val, path + ".planId", cx)
         elif key == "content":
-            if seen & 2:
-                raise rt.duplicate(path, "content")
-            seen |= 2
-            p = path + ".content"
-            x_content = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_content = rt.d_str(val, path + ".content", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_plan_id is MISSING:
-        raise rt.missing(path, "planId")
-    if x_content is MISSING:
-        raise rt.missing(path, "content")
-    return cls(plan_id=x_plan_id, content=x_content, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        plan_id=rt.need(x_plan_id, path, "planId"),
+        content=rt.need(x_content, path, "content"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_PlanUpdate(v: Any, path: str, cx: rt.Ctx) -> t.PlanUpdate:
@@ -6110,24 +3943,12 @@ def f_PlanUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PlanUpd
     seen = 0
     for key, val, s, e in members:
         if key == "plan":
-            if seen & 1:
-                raise rt.duplicate(path, "plan")
-            seen |= 1
-            p = path + ".plan"
-            x_plan = d_PlanUpdateContent(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_plan = d_PlanUpdateContent(val, path + ".plan", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_plan is MISSING:
-        raise rt.missing(path, "plan")
-    return cls(plan=x_plan, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(plan=rt.need(x_plan, path, "plan"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_PlanRemoved(v: Any, path: str, cx: rt.Ctx) -> t.PlanRemoved:
@@ -6140,24 +3961,12 @@ def f_PlanRemoved(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PlanRe
     seen = 0
     for key, val, s, e in members:
         if key == "planId":
-            if seen & 1:
-                raise rt.duplicate(path, "planId")
-            seen |= 1
-            p = path + ".planId"
-            x_plan_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_plan_id = rt.d_str(val, path + ".planId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_plan_id is MISSING:
-        raise rt.missing(path, "planId")
-    return cls(plan_id=x_plan_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(plan_id=rt.need(x_plan_id, path, "planId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_AvailableCommandsUpdate(v: Any, path: str, cx: rt.Ctx) -> t.AvailableCommandsUpdate:
@@ -6174,26 +3983,17 @@ def f_AvailableCommandsUpdate(
     seen = 0
     for key, val, s, e in members:
         if key == "availableCommands":
-            if seen & 1:
-                raise rt.duplicate(path, "availableCommands")
-            seen |= 1
-            p = path + ".availableCommands"
-            x_available_commands = rt.items(cx, val, p, d_AvailableCommand, False, False)
+            seen = rt.once(seen, 1, path, key)
+            x_available_commands = rt.items(cx, val, path + ".availableCommands", d_AvailableCommand, False, False)
             if x_available_commands is MISSING or x_available_commands is None:
                 x_available_commands = []
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_available_commands is MISSING:
-        raise rt.missing(path, "availableCommands")
-    return cls(available_commands=x_available_commands, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        available_commands=rt.need(x_available_commands, path, "availableCommands"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_ConfigOptionUpdate(v: Any, path: str, cx: rt.Ctx) -> t.ConfigOptionUpdate:
@@ -6208,26 +4008,16 @@ def f_ConfigOptionUpdate(
     seen = 0
     for key, val, s, e in members:
         if key == "configOptions":
-            if seen & 1:
-                raise rt.duplicate(path, "configOptions")
-            seen |= 1
-            p = path + ".configOptions"
-            x_config_options = rt.items(cx, val, p, d_SessionConfigOption, False, False)
+            seen = rt.once(seen, 1, path, key)
+            x_config_options = rt.items(cx, val, path + ".configOptions", d_SessionConfigOption, False, False)
             if x_config_options is MISSING or x_config_options is None:
                 x_config_options = []
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_config_options is MISSING:
-        raise rt.missing(path, "configOptions")
-    return cls(config_options=x_config_options, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        config_options=rt.need(x_config_options, path, "configOptions"), meta=UNSET if x_meta is MISSING else x_meta
+    )
 
 
 def d_SessionInfoUpdate(v: Any, path: str, cx: rt.Ctx) -> t.SessionInfoUpdate:
@@ -6243,35 +4033,14 @@ def f_SessionInfoUpdate(
     seen = 0
     for key, val, s, e in members:
         if key == "title":
-            if seen & 1:
-                raise rt.duplicate(path, "title")
-            seen |= 1
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "updatedAt":
-            if seen & 2:
-                raise rt.duplicate(path, "updatedAt")
-            seen |= 2
-            p = path + ".updatedAt"
-            mark = len(cx.warnings)
-            try:
-                x_updated_at = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_updated_at = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_updated_at = rt.lenient(cx, val, path + ".updatedAt", rt.d_str, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         title=UNSET if x_title is MISSING else x_title,
         updated_at=UNSET if x_updated_at is MISSING else x_updated_at,
@@ -6290,32 +4059,19 @@ def f_Cost(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Cost]) -> t.C
     seen = 0
     for key, val, s, e in members:
         if key == "amount":
-            if seen & 1:
-                raise rt.duplicate(path, "amount")
-            seen |= 1
-            p = path + ".amount"
-            x_amount = rt.d_f64(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_amount = rt.d_f64(val, path + ".amount", cx)
         elif key == "currency":
-            if seen & 2:
-                raise rt.duplicate(path, "currency")
-            seen |= 2
-            p = path + ".currency"
-            x_currency = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_currency = rt.d_str(val, path + ".currency", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_amount is MISSING:
-        raise rt.missing(path, "amount")
-    if x_currency is MISSING:
-        raise rt.missing(path, "currency")
-    return cls(amount=x_amount, currency=x_currency, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        amount=rt.need(x_amount, path, "amount"),
+        currency=rt.need(x_currency, path, "currency"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_UsageUpdate(v: Any, path: str, cx: rt.Ctx) -> t.UsageUpdate:
@@ -6330,44 +4086,20 @@ def f_UsageUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.UsageU
     seen = 0
     for key, val, s, e in members:
         if key == "used":
-            if seen & 1:
-                raise rt.duplicate(path, "used")
-            seen |= 1
-            p = path + ".used"
-            x_used = rt.d_u64(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_used = rt.d_u64(val, path + ".used", cx)
         elif key == "size":
-            if seen & 2:
-                raise rt.duplicate(path, "size")
-            seen |= 2
-            p = path + ".size"
-            x_size = rt.d_u64(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_size = rt.d_u64(val, path + ".size", cx)
         elif key == "cost":
-            if seen & 4:
-                raise rt.duplicate(path, "cost")
-            seen |= 4
-            p = path + ".cost"
-            mark = len(cx.warnings)
-            try:
-                x_cost = None if val is None else d_Cost(val, p, cx)
-            except DecodeError as err:
-                x_cost = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_cost = rt.lenient(cx, val, path + ".cost", d_Cost, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_used is MISSING:
-        raise rt.missing(path, "used")
-    if x_size is MISSING:
-        raise rt.missing(path, "size")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        used=x_used,
-        size=x_size,
+        used=rt.need(x_used, path, "used"),
+        size=rt.need(x_size, path, "size"),
         cost=UNSET if x_cost is MISSING else x_cost,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -6389,37 +4121,17 @@ def f_Notice(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Notice]) ->
     seen = 0
     for key, val, s, e in members:
         if key == "severity":
-            if seen & 1:
-                raise rt.duplicate(path, "severity")
-            seen |= 1
-            p = path + ".severity"
-            x_severity = d_NoticeSeverity(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_severity = d_NoticeSeverity(val, path + ".severity", cx)
         elif key == "title":
-            if seen & 2:
-                raise rt.duplicate(path, "title")
-            seen |= 2
-            p = path + ".title"
-            x_title = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_title = rt.d_str(val, path + ".title", cx)
         elif key == "description":
-            if seen & 4:
-                raise rt.duplicate(path, "description")
-            seen |= 4
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     if x_severity is MISSING:
         raise rt.missing(path, "severity")
     if x_title is MISSING:
@@ -6450,50 +4162,23 @@ def f_CompactionUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.C
     seen = 0
     for key, val, s, e in members:
         if key == "compactionId":
-            if seen & 1:
-                raise rt.duplicate(path, "compactionId")
-            seen |= 1
-            p = path + ".compactionId"
-            x_compaction_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_compaction_id = rt.d_str(val, path + ".compactionId", cx)
         elif key == "status":
-            if seen & 2:
-                raise rt.duplicate(path, "status")
-            seen |= 2
-            p = path + ".status"
-            x_status = d_CompactionStatus(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_status = d_CompactionStatus(val, path + ".status", cx)
         elif key == "summary":
-            if seen & 4:
-                raise rt.duplicate(path, "summary")
-            seen |= 4
-            p = path + ".summary"
-            x_summary = rt.items(cx, val, p, d_ContentBlock, True, True)
+            seen = rt.once(seen, 4, path, key)
+            x_summary = rt.items(cx, val, path + ".summary", d_ContentBlock, True, True)
         elif key == "error":
-            if seen & 8:
-                raise rt.duplicate(path, "error")
-            seen |= 8
-            p = path + ".error"
-            mark = len(cx.warnings)
-            try:
-                x_error = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_error = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_error = rt.lenient(cx, val, path + ".error", rt.d_str, True)
         elif key == "_meta":
-            if seen & 16:
-                raise rt.duplicate(path, "_meta")
-            seen |= 16
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_compaction_id is MISSING:
-        raise rt.missing(path, "compactionId")
-    if x_status is MISSING:
-        raise rt.missing(path, "status")
+            seen = rt.once(seen, 16, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        compaction_id=x_compaction_id,
-        status=x_status,
+        compaction_id=rt.need(x_compaction_id, path, "compactionId"),
+        status=rt.need(x_status, path, "status"),
         summary=UNSET if x_summary is MISSING else x_summary,
         error=UNSET if x_error is MISSING else x_error,
         meta=UNSET if x_meta is MISSING else x_meta,
@@ -6515,32 +4200,19 @@ def f_CompactionSummaryChunk(
     seen = 0
     for key, val, s, e in members:
         if key == "compactionId":
-            if seen & 1:
-                raise rt.duplicate(path, "compactionId")
-            seen |= 1
-            p = path + ".compactionId"
-            x_compaction_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_compaction_id = rt.d_str(val, path + ".compactionId", cx)
         elif key == "content":
-            if seen & 2:
-                raise rt.duplicate(path, "content")
-            seen |= 2
-            p = path + ".content"
-            x_content = d_ContentBlock(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_content = d_ContentBlock(val, path + ".content", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_compaction_id is MISSING:
-        raise rt.missing(path, "compactionId")
-    if x_content is MISSING:
-        raise rt.missing(path, "content")
-    return cls(compaction_id=x_compaction_id, content=x_content, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        compaction_id=rt.need(x_compaction_id, path, "compactionId"),
+        content=rt.need(x_content, path, "content"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_SubagentSessionCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.SubagentSessionCapabilities:
@@ -6557,25 +4229,11 @@ def f_SubagentSessionCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "cancel":
-            if seen & 1:
-                raise rt.duplicate(path, "cancel")
-            seen |= 1
-            p = path + ".cancel"
-            mark = len(cx.warnings)
-            try:
-                x_cancel = None if val is None else d_SessionCancelCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_cancel = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_cancel = rt.lenient(cx, val, path + ".cancel", d_SessionCancelCapabilities, True)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(cancel=UNSET if x_cancel is MISSING else x_cancel, meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -6592,15 +4250,8 @@ def f_SessionCancelCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -6620,77 +4271,31 @@ def f_SubagentUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Sub
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "title":
-            if seen & 2:
-                raise rt.duplicate(path, "title")
-            seen |= 2
-            p = path + ".title"
-            mark = len(cx.warnings)
-            try:
-                x_title = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_title = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "description":
-            if seen & 4:
-                raise rt.duplicate(path, "description")
-            seen |= 4
-            p = path + ".description"
-            mark = len(cx.warnings)
-            try:
-                x_description = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_description = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "capabilities":
-            if seen & 8:
-                raise rt.duplicate(path, "capabilities")
-            seen |= 8
-            p = path + ".capabilities"
-            mark = len(cx.warnings)
-            try:
-                x_capabilities = None if val is None else d_SubagentSessionCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_capabilities = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_capabilities = rt.lenient(cx, val, path + ".capabilities", d_SubagentSessionCapabilities, True)
         elif key == "state":
-            if seen & 16:
-                raise rt.duplicate(path, "state")
-            seen |= 16
-            p = path + ".state"
-            mark = len(cx.warnings)
-            try:
-                x_state = None if val is None else d_StateUpdate(val, p, cx)
-            except DecodeError as err:
-                x_state = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 16, path, key)
+            x_state = rt.lenient(cx, val, path + ".state", d_StateUpdate, True)
         elif key == "cwd":
-            if seen & 32:
-                raise rt.duplicate(path, "cwd")
-            seen |= 32
-            p = path + ".cwd"
-            x_cwd = None if val is None else rt.d_str(val, p, cx)
+            seen = rt.once(seen, 32, path, key)
+            x_cwd = None if val is None else rt.d_str(val, path + ".cwd", cx)
         elif key == "additionalDirectories":
-            if seen & 64:
-                raise rt.duplicate(path, "additionalDirectories")
-            seen |= 64
-            p = path + ".additionalDirectories"
-            x_additional_directories = None if val is None else _list_8(val, p, cx)
+            seen = rt.once(seen, 64, path, key)
+            x_additional_directories = None if val is None else _list_8(val, path + ".additionalDirectories", cx)
         elif key == "_meta":
-            if seen & 128:
-                raise rt.duplicate(path, "_meta")
-            seen |= 128
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
+            seen = rt.once(seen, 128, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        session_id=x_session_id,
+        session_id=rt.need(x_session_id, path, "sessionId"),
         title=UNSET if x_title is MISSING else x_title,
         description=UNSET if x_description is MISSING else x_description,
         capabilities=UNSET if x_capabilities is MISSING else x_capabilities,
@@ -6716,71 +4321,28 @@ def f_SessionMessage(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Ses
     seen = 0
     for key, val, s, e in members:
         if key == "messageId":
-            if seen & 1:
-                raise rt.duplicate(path, "messageId")
-            seen |= 1
-            p = path + ".messageId"
-            x_message_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_message_id = rt.d_str(val, path + ".messageId", cx)
         elif key == "senderSessionId":
-            if seen & 2:
-                raise rt.duplicate(path, "senderSessionId")
-            seen |= 2
-            p = path + ".senderSessionId"
-            mark = len(cx.warnings)
-            try:
-                x_sender_session_id = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_sender_session_id = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_sender_session_id = rt.lenient(cx, val, path + ".senderSessionId", rt.d_str, True)
         elif key == "recipientSessionId":
-            if seen & 4:
-                raise rt.duplicate(path, "recipientSessionId")
-            seen |= 4
-            p = path + ".recipientSessionId"
-            mark = len(cx.warnings)
-            try:
-                x_recipient_session_id = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_recipient_session_id = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_recipient_session_id = rt.lenient(cx, val, path + ".recipientSessionId", rt.d_str, True)
         elif key == "senderMessageId":
-            if seen & 8:
-                raise rt.duplicate(path, "senderMessageId")
-            seen |= 8
-            p = path + ".senderMessageId"
-            mark = len(cx.warnings)
-            try:
-                x_sender_message_id = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_sender_message_id = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_sender_message_id = rt.lenient(cx, val, path + ".senderMessageId", rt.d_str, True)
         elif key == "recipientMessageId":
-            if seen & 16:
-                raise rt.duplicate(path, "recipientMessageId")
-            seen |= 16
-            p = path + ".recipientMessageId"
-            mark = len(cx.warnings)
-            try:
-                x_recipient_message_id = None if val is None else rt.d_str(val, p, cx)
-            except DecodeError as err:
-                x_recipient_message_id = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 16, path, key)
+            x_recipient_message_id = rt.lenient(cx, val, path + ".recipientMessageId", rt.d_str, True)
         elif key == "content":
-            if seen & 32:
-                raise rt.duplicate(path, "content")
-            seen |= 32
-            p = path + ".content"
-            x_content = rt.items(cx, val, p, d_ContentBlock, True, True)
+            seen = rt.once(seen, 32, path, key)
+            x_content = rt.items(cx, val, path + ".content", d_ContentBlock, True, True)
         elif key == "_meta":
-            if seen & 64:
-                raise rt.duplicate(path, "_meta")
-            seen |= 64
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_message_id is MISSING:
-        raise rt.missing(path, "messageId")
+            seen = rt.once(seen, 64, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        message_id=x_message_id,
+        message_id=rt.need(x_message_id, path, "messageId"),
         sender_session_id=UNSET if x_sender_session_id is MISSING else x_sender_session_id,
         recipient_session_id=UNSET if x_recipient_session_id is MISSING else x_recipient_session_id,
         sender_message_id=UNSET if x_sender_message_id is MISSING else x_sender_message_id,
@@ -6805,32 +4367,19 @@ def f_SessionMessageChunk(
     seen = 0
     for key, val, s, e in members:
         if key == "messageId":
-            if seen & 1:
-                raise rt.duplicate(path, "messageId")
-            seen |= 1
-            p = path + ".messageId"
-            x_message_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_message_id = rt.d_str(val, path + ".messageId", cx)
         elif key == "content":
-            if seen & 2:
-                raise rt.duplicate(path, "content")
-            seen |= 2
-            p = path + ".content"
-            x_content = d_ContentBlock(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_content = d_ContentBlock(val, path + ".content", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_message_id is MISSING:
-        raise rt.missing(path, "messageId")
-    if x_content is MISSING:
-        raise rt.missing(path, "content")
-    return cls(message_id=x_message_id, content=x_content, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        message_id=rt.need(x_message_id, path, "messageId"),
+        content=rt.need(x_content, path, "content"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_CompleteElicitationNotification(v: Any, path: str, cx: rt.Ctx) -> t.CompleteElicitationNotification:
@@ -6850,24 +4399,14 @@ def f_CompleteElicitationNotification(
     seen = 0
     for key, val, s, e in members:
         if key == "elicitationId":
-            if seen & 1:
-                raise rt.duplicate(path, "elicitationId")
-            seen |= 1
-            p = path + ".elicitationId"
-            x_elicitation_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_elicitation_id = rt.d_str(val, path + ".elicitationId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_elicitation_id is MISSING:
-        raise rt.missing(path, "elicitationId")
-    return cls(elicitation_id=x_elicitation_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        elicitation_id=rt.need(x_elicitation_id, path, "elicitationId"), meta=UNSET if x_meta is MISSING else x_meta
+    )
 
 
 def d_AuthStatusUpdateNotification(v: Any, path: str, cx: rt.Ctx) -> t.AuthStatusUpdateNotification:
@@ -6885,31 +4424,16 @@ def f_AuthStatusUpdateNotification(
     seen = 0
     for key, val, s, e in members:
         if key == "state":
-            if seen & 1:
-                raise rt.duplicate(path, "state")
-            seen |= 1
-            p = path + ".state"
-            x_state = d_AuthState(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_state = d_AuthState(val, path + ".state", cx)
         elif key == "accounts":
-            if seen & 2:
-                raise rt.duplicate(path, "accounts")
-            seen |= 2
-            p = path + ".accounts"
-            x_accounts = rt.items(cx, val, p, d_AuthAccount, False, True)
+            seen = rt.once(seen, 2, path, key)
+            x_accounts = rt.items(cx, val, path + ".accounts", d_AuthAccount, False, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_state is MISSING:
-        raise rt.missing(path, "state")
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        state=x_state,
+        state=rt.need(x_state, path, "state"),
         accounts=UNSET if x_accounts is MISSING else x_accounts,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -6929,44 +4453,20 @@ def f_InitializeRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "protocolVersion":
-            if seen & 1:
-                raise rt.duplicate(path, "protocolVersion")
-            seen |= 1
-            p = path + ".protocolVersion"
-            x_protocol_version = rt.d_u16(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_protocol_version = rt.d_u16(val, path + ".protocolVersion", cx)
         elif key == "info":
-            if seen & 2:
-                raise rt.duplicate(path, "info")
-            seen |= 2
-            p = path + ".info"
-            x_info = d_Implementation(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_info = d_Implementation(val, path + ".info", cx)
         elif key == "capabilities":
-            if seen & 4:
-                raise rt.duplicate(path, "capabilities")
-            seen |= 4
-            p = path + ".capabilities"
-            mark = len(cx.warnings)
-            try:
-                x_capabilities = d_ClientCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_capabilities = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_capabilities = rt.lenient(cx, val, path + ".capabilities", d_ClientCapabilities)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_protocol_version is MISSING:
-        raise rt.missing(path, "protocolVersion")
-    if x_info is MISSING:
-        raise rt.missing(path, "info")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        protocol_version=x_protocol_version,
-        info=x_info,
+        protocol_version=rt.need(x_protocol_version, path, "protocolVersion"),
+        info=rt.need(x_info, path, "info"),
         capabilities=t.ClientCapabilities() if x_capabilities is MISSING else x_capabilities,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -6985,35 +4485,14 @@ def f_ClientCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "auth":
-            if seen & 1:
-                raise rt.duplicate(path, "auth")
-            seen |= 1
-            p = path + ".auth"
-            mark = len(cx.warnings)
-            try:
-                x_auth = None if val is None else d_ClientAuthCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_auth = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_auth = rt.lenient(cx, val, path + ".auth", d_ClientAuthCapabilities, True)
         elif key == "elicitation":
-            if seen & 2:
-                raise rt.duplicate(path, "elicitation")
-            seen |= 2
-            p = path + ".elicitation"
-            mark = len(cx.warnings)
-            try:
-                x_elicitation = None if val is None else d_ElicitationCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_elicitation = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_elicitation = rt.lenient(cx, val, path + ".elicitation", d_ElicitationCapabilities, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         auth=UNSET if x_auth is MISSING else x_auth,
         elicitation=UNSET if x_elicitation is MISSING else x_elicitation,
@@ -7035,25 +4514,11 @@ def f_ClientAuthCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "terminal":
-            if seen & 1:
-                raise rt.duplicate(path, "terminal")
-            seen |= 1
-            p = path + ".terminal"
-            mark = len(cx.warnings)
-            try:
-                x_terminal = None if val is None else d_TerminalAuthCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_terminal = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_terminal = rt.lenient(cx, val, path + ".terminal", d_TerminalAuthCapabilities, True)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(terminal=UNSET if x_terminal is MISSING else x_terminal, meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -7070,15 +4535,8 @@ def f_TerminalAuthCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -7097,35 +4555,14 @@ def f_ElicitationCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "form":
-            if seen & 1:
-                raise rt.duplicate(path, "form")
-            seen |= 1
-            p = path + ".form"
-            mark = len(cx.warnings)
-            try:
-                x_form = None if val is None else d_ElicitationFormCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_form = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_form = rt.lenient(cx, val, path + ".form", d_ElicitationFormCapabilities, True)
         elif key == "url":
-            if seen & 2:
-                raise rt.duplicate(path, "url")
-            seen |= 2
-            p = path + ".url"
-            mark = len(cx.warnings)
-            try:
-                x_url = None if val is None else d_ElicitationUrlCapabilities(val, p, cx)
-            except DecodeError as err:
-                x_url = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 2, path, key)
+            x_url = rt.lenient(cx, val, path + ".url", d_ElicitationUrlCapabilities, True)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         form=UNSET if x_form is MISSING else x_form,
         url=UNSET if x_url is MISSING else x_url,
@@ -7146,15 +4583,8 @@ def f_ElicitationFormCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -7171,15 +4601,8 @@ def f_ElicitationUrlCapabilities(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -7193,24 +4616,12 @@ def f_LoginAuthRequest(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.L
     seen = 0
     for key, val, s, e in members:
         if key == "methodId":
-            if seen & 1:
-                raise rt.duplicate(path, "methodId")
-            seen |= 1
-            p = path + ".methodId"
-            x_method_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_method_id = rt.d_str(val, path + ".methodId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_method_id is MISSING:
-        raise rt.missing(path, "methodId")
-    return cls(method_id=x_method_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(method_id=rt.need(x_method_id, path, "methodId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_ListProvidersRequest(v: Any, path: str, cx: rt.Ctx) -> t.ListProvidersRequest:
@@ -7226,15 +4637,8 @@ def f_ListProvidersRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -7253,49 +4657,24 @@ def f_SetProviderRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "providerId":
-            if seen & 1:
-                raise rt.duplicate(path, "providerId")
-            seen |= 1
-            p = path + ".providerId"
-            x_provider_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_provider_id = rt.d_str(val, path + ".providerId", cx)
         elif key == "apiType":
-            if seen & 2:
-                raise rt.duplicate(path, "apiType")
-            seen |= 2
-            p = path + ".apiType"
-            x_api_type = d_LlmProtocol(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_api_type = d_LlmProtocol(val, path + ".apiType", cx)
         elif key == "baseUrl":
-            if seen & 4:
-                raise rt.duplicate(path, "baseUrl")
-            seen |= 4
-            p = path + ".baseUrl"
-            x_base_url = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_base_url = rt.d_str(val, path + ".baseUrl", cx)
         elif key == "headers":
-            if seen & 8:
-                raise rt.duplicate(path, "headers")
-            seen |= 8
-            p = path + ".headers"
-            x_headers = _map_11(val, p, cx)
+            seen = rt.once(seen, 8, path, key)
+            x_headers = _map_11(val, path + ".headers", cx)
         elif key == "_meta":
-            if seen & 16:
-                raise rt.duplicate(path, "_meta")
-            seen |= 16
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_provider_id is MISSING:
-        raise rt.missing(path, "providerId")
-    if x_api_type is MISSING:
-        raise rt.missing(path, "apiType")
-    if x_base_url is MISSING:
-        raise rt.missing(path, "baseUrl")
+            seen = rt.once(seen, 16, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        provider_id=x_provider_id,
-        api_type=x_api_type,
-        base_url=x_base_url,
+        provider_id=rt.need(x_provider_id, path, "providerId"),
+        api_type=rt.need(x_api_type, path, "apiType"),
+        base_url=rt.need(x_base_url, path, "baseUrl"),
         headers=UNSET if x_headers is MISSING else x_headers,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -7315,24 +4694,12 @@ def f_DisableProviderRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "providerId":
-            if seen & 1:
-                raise rt.duplicate(path, "providerId")
-            seen |= 1
-            p = path + ".providerId"
-            x_provider_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_provider_id = rt.d_str(val, path + ".providerId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_provider_id is MISSING:
-        raise rt.missing(path, "providerId")
-    return cls(provider_id=x_provider_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(provider_id=rt.need(x_provider_id, path, "providerId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_LogoutAuthRequest(v: Any, path: str, cx: rt.Ctx) -> t.LogoutAuthRequest:
@@ -7346,15 +4713,8 @@ def f_LogoutAuthRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -7369,15 +4729,8 @@ def f_AuthStatusRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -7396,43 +4749,22 @@ def f_NewSessionRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "cwd":
-            if seen & 1:
-                raise rt.duplicate(path, "cwd")
-            seen |= 1
-            p = path + ".cwd"
-            x_cwd = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_cwd = rt.d_str(val, path + ".cwd", cx)
         elif key == "additionalDirectories":
-            if seen & 2:
-                raise rt.duplicate(path, "additionalDirectories")
-            seen |= 2
-            p = path + ".additionalDirectories"
-            x_additional_directories = rt.default_on_null(cx, val, p, _list_8)
+            seen = rt.once(seen, 2, path, key)
+            x_additional_directories = rt.default_on_null(cx, val, path + ".additionalDirectories", _list_8)
         elif key == "mcpServers":
-            if seen & 4:
-                raise rt.duplicate(path, "mcpServers")
-            seen |= 4
-            p = path + ".mcpServers"
-            x_mcp_servers = rt.default_on_null(cx, val, p, _list_12)
+            seen = rt.once(seen, 4, path, key)
+            x_mcp_servers = rt.default_on_null(cx, val, path + ".mcpServers", _list_12)
         elif key == "systemPrompt":
-            if seen & 8:
-                raise rt.duplicate(path, "systemPrompt")
-            seen |= 8
-            p = path + ".systemPrompt"
-            x_system_prompt = None if val is None else d_SystemPrompt(val, p, cx)
+            seen = rt.once(seen, 8, path, key)
+            x_system_prompt = None if val is None else d_SystemPrompt(val, path + ".systemPrompt", cx)
         elif key == "_meta":
-            if seen & 16:
-                raise rt.duplicate(path, "_meta")
-            seen |= 16
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_cwd is MISSING:
-        raise rt.missing(path, "cwd")
+            seen = rt.once(seen, 16, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        cwd=x_cwd,
+        cwd=rt.need(x_cwd, path, "cwd"),
         additional_directories=UNSET if x_additional_directories is MISSING else x_additional_directories,
         mcp_servers=UNSET if x_mcp_servers is MISSING else x_mcp_servers,
         system_prompt=UNSET if x_system_prompt is MISSING else x_system_prompt,
@@ -7465,32 +4797,19 @@ def f_HttpHeader(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.HttpHea
     seen = 0
     for key, val, s, e in members:
         if key == "name":
-            if seen & 1:
-                raise rt.duplicate(path, "name")
-            seen |= 1
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "value":
-            if seen & 2:
-                raise rt.duplicate(path, "value")
-            seen |= 2
-            p = path + ".value"
-            x_value = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_value = rt.d_str(val, path + ".value", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
-    if x_value is MISSING:
-        raise rt.missing(path, "value")
-    return cls(name=x_name, value=x_value, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        name=rt.need(x_name, path, "name"),
+        value=rt.need(x_value, path, "value"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_McpServerHttp(v: Any, path: str, cx: rt.Ctx) -> t.McpServerHttp:
@@ -7505,40 +4824,20 @@ def f_McpServerHttp(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.McpS
     seen = 0
     for key, val, s, e in members:
         if key == "name":
-            if seen & 1:
-                raise rt.duplicate(path, "name")
-            seen |= 1
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "url":
-            if seen & 2:
-                raise rt.duplicate(path, "url")
-            seen |= 2
-            p = path + ".url"
-            x_url = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_url = rt.d_str(val, path + ".url", cx)
         elif key == "headers":
-            if seen & 4:
-                raise rt.duplicate(path, "headers")
-            seen |= 4
-            p = path + ".headers"
-            x_headers = rt.default_on_null(cx, val, p, _list_13)
+            seen = rt.once(seen, 4, path, key)
+            x_headers = rt.default_on_null(cx, val, path + ".headers", _list_13)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
-    if x_url is MISSING:
-        raise rt.missing(path, "url")
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        name=x_name,
-        url=x_url,
+        name=rt.need(x_name, path, "name"),
+        url=rt.need(x_url, path, "url"),
         headers=UNSET if x_headers is MISSING else x_headers,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -7555,32 +4854,19 @@ def f_McpServerAcp(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.McpSe
     seen = 0
     for key, val, s, e in members:
         if key == "name":
-            if seen & 1:
-                raise rt.duplicate(path, "name")
-            seen |= 1
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "serverId":
-            if seen & 2:
-                raise rt.duplicate(path, "serverId")
-            seen |= 2
-            p = path + ".serverId"
-            x_server_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_server_id = rt.d_str(val, path + ".serverId", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
-    if x_server_id is MISSING:
-        raise rt.missing(path, "serverId")
-    return cls(name=x_name, server_id=x_server_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        name=rt.need(x_name, path, "name"),
+        server_id=rt.need(x_server_id, path, "serverId"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_McpServerStdio(v: Any, path: str, cx: rt.Ctx) -> t.McpServerStdio:
@@ -7596,46 +4882,23 @@ def f_McpServerStdio(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Mcp
     seen = 0
     for key, val, s, e in members:
         if key == "name":
-            if seen & 1:
-                raise rt.duplicate(path, "name")
-            seen |= 1
-            p = path + ".name"
-            x_name = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_name = rt.d_str(val, path + ".name", cx)
         elif key == "command":
-            if seen & 2:
-                raise rt.duplicate(path, "command")
-            seen |= 2
-            p = path + ".command"
-            x_command = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_command = rt.d_str(val, path + ".command", cx)
         elif key == "args":
-            if seen & 4:
-                raise rt.duplicate(path, "args")
-            seen |= 4
-            p = path + ".args"
-            x_args = rt.default_on_null(cx, val, p, _list_2)
+            seen = rt.once(seen, 4, path, key)
+            x_args = rt.default_on_null(cx, val, path + ".args", _list_2)
         elif key == "env":
-            if seen & 8:
-                raise rt.duplicate(path, "env")
-            seen |= 8
-            p = path + ".env"
-            x_env = rt.default_on_null(cx, val, p, _list_4)
+            seen = rt.once(seen, 8, path, key)
+            x_env = rt.default_on_null(cx, val, path + ".env", _list_4)
         elif key == "_meta":
-            if seen & 16:
-                raise rt.duplicate(path, "_meta")
-            seen |= 16
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
-    if x_command is MISSING:
-        raise rt.missing(path, "command")
+            seen = rt.once(seen, 16, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        name=x_name,
-        command=x_command,
+        name=rt.need(x_name, path, "name"),
+        command=rt.need(x_command, path, "command"),
         args=UNSET if x_args is MISSING else x_args,
         env=UNSET if x_env is MISSING else x_env,
         meta=UNSET if x_meta is MISSING else x_meta,
@@ -7653,32 +4916,19 @@ def f_SystemPrompt(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Syste
     seen = 0
     for key, val, s, e in members:
         if key == "mode":
-            if seen & 1:
-                raise rt.duplicate(path, "mode")
-            seen |= 1
-            p = path + ".mode"
-            x_mode = d_SystemPromptMode(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_mode = d_SystemPromptMode(val, path + ".mode", cx)
         elif key == "content":
-            if seen & 2:
-                raise rt.duplicate(path, "content")
-            seen |= 2
-            p = path + ".content"
-            x_content = _list_14(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_content = _list_14(val, path + ".content", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_mode is MISSING:
-        raise rt.missing(path, "mode")
-    if x_content is MISSING:
-        raise rt.missing(path, "content")
-    return cls(mode=x_mode, content=x_content, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        mode=rt.need(x_mode, path, "mode"),
+        content=rt.need(x_content, path, "content"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_SystemPromptMode(v: Any, path: str, cx: rt.Ctx) -> str:
@@ -7701,33 +4951,17 @@ def f_ListSessionsRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "cwd":
-            if seen & 1:
-                raise rt.duplicate(path, "cwd")
-            seen |= 1
-            p = path + ".cwd"
-            x_cwd = None if val is None else rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_cwd = None if val is None else rt.d_str(val, path + ".cwd", cx)
         elif key == "cursor":
-            if seen & 2:
-                raise rt.duplicate(path, "cursor")
-            seen |= 2
-            p = path + ".cursor"
-            x_cursor = None if val is None else rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_cursor = None if val is None else rt.d_str(val, path + ".cursor", cx)
         elif key == "archived":
-            if seen & 4:
-                raise rt.duplicate(path, "archived")
-            seen |= 4
-            p = path + ".archived"
-            x_archived = None if val is None else d_SessionArchiveFilter(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_archived = None if val is None else d_SessionArchiveFilter(val, path + ".archived", cx)
         elif key == "_meta":
-            if seen & 8:
-                raise rt.duplicate(path, "_meta")
-            seen |= 8
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 8, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         cwd=UNSET if x_cwd is MISSING else x_cwd,
         cursor=UNSET if x_cursor is MISSING else x_cursor,
@@ -7754,24 +4988,12 @@ def f_DeleteSessionRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    return cls(session_id=x_session_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(session_id=rt.need(x_session_id, path, "sessionId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_ForkSessionRequest(v: Any, path: str, cx: rt.Ctx) -> t.ForkSessionRequest:
@@ -7790,52 +5012,26 @@ def f_ForkSessionRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "cwd":
-            if seen & 2:
-                raise rt.duplicate(path, "cwd")
-            seen |= 2
-            p = path + ".cwd"
-            x_cwd = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_cwd = rt.d_str(val, path + ".cwd", cx)
         elif key == "additionalDirectories":
-            if seen & 4:
-                raise rt.duplicate(path, "additionalDirectories")
-            seen |= 4
-            p = path + ".additionalDirectories"
-            x_additional_directories = rt.default_on_null(cx, val, p, _list_8)
+            seen = rt.once(seen, 4, path, key)
+            x_additional_directories = rt.default_on_null(cx, val, path + ".additionalDirectories", _list_8)
         elif key == "mcpServers":
-            if seen & 8:
-                raise rt.duplicate(path, "mcpServers")
-            seen |= 8
-            p = path + ".mcpServers"
-            x_mcp_servers = rt.default_on_null(cx, val, p, _list_12)
+            seen = rt.once(seen, 8, path, key)
+            x_mcp_servers = rt.default_on_null(cx, val, path + ".mcpServers", _list_12)
         elif key == "systemPrompt":
-            if seen & 16:
-                raise rt.duplicate(path, "systemPrompt")
-            seen |= 16
-            p = path + ".systemPrompt"
-            x_system_prompt = None if val is None else d_SystemPrompt(val, p, cx)
+            seen = rt.once(seen, 16, path, key)
+            x_system_prompt = None if val is None else d_SystemPrompt(val, path + ".systemPrompt", cx)
         elif key == "_meta":
-            if seen & 32:
-                raise rt.duplicate(path, "_meta")
-            seen |= 32
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    if x_cwd is MISSING:
-        raise rt.missing(path, "cwd")
+            seen = rt.once(seen, 32, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        session_id=x_session_id,
-        cwd=x_cwd,
+        session_id=rt.need(x_session_id, path, "sessionId"),
+        cwd=rt.need(x_cwd, path, "cwd"),
         additional_directories=UNSET if x_additional_directories is MISSING else x_additional_directories,
         mcp_servers=UNSET if x_mcp_servers is MISSING else x_mcp_servers,
         system_prompt=UNSET if x_system_prompt is MISSING else x_system_prompt,
@@ -7857,24 +5053,12 @@ def f_ArchiveSessionRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    return cls(session_id=x_session_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(session_id=rt.need(x_session_id, path, "sessionId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_UnarchiveSessionRequest(v: Any, path: str, cx: rt.Ctx) -> t.UnarchiveSessionRequest:
@@ -7891,24 +5075,12 @@ def f_UnarchiveSessionRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    return cls(session_id=x_session_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(session_id=rt.need(x_session_id, path, "sessionId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_SessionStatusRequest(v: Any, path: str, cx: rt.Ctx) -> t.SessionStatusRequest:
@@ -7925,24 +5097,12 @@ def f_SessionStatusRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    return cls(session_id=x_session_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(session_id=rt.need(x_session_id, path, "sessionId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_SetSessionTitleRequest(v: Any, path: str, cx: rt.Ctx) -> t.SetSessionTitleRequest:
@@ -7960,32 +5120,19 @@ def f_SetSessionTitleRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "title":
-            if seen & 2:
-                raise rt.duplicate(path, "title")
-            seen |= 2
-            p = path + ".title"
-            x_title = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_title = rt.d_str(val, path + ".title", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    if x_title is MISSING:
-        raise rt.missing(path, "title")
-    return cls(session_id=x_session_id, title=x_title, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        session_id=rt.need(x_session_id, path, "sessionId"),
+        title=rt.need(x_title, path, "title"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_ResumeSessionRequest(v: Any, path: str, cx: rt.Ctx) -> t.ResumeSessionRequest:
@@ -8007,58 +5154,29 @@ def f_ResumeSessionRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "cwd":
-            if seen & 2:
-                raise rt.duplicate(path, "cwd")
-            seen |= 2
-            p = path + ".cwd"
-            x_cwd = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_cwd = rt.d_str(val, path + ".cwd", cx)
         elif key == "additionalDirectories":
-            if seen & 4:
-                raise rt.duplicate(path, "additionalDirectories")
-            seen |= 4
-            p = path + ".additionalDirectories"
-            x_additional_directories = rt.default_on_null(cx, val, p, _list_8)
+            seen = rt.once(seen, 4, path, key)
+            x_additional_directories = rt.default_on_null(cx, val, path + ".additionalDirectories", _list_8)
         elif key == "mcpServers":
-            if seen & 8:
-                raise rt.duplicate(path, "mcpServers")
-            seen |= 8
-            p = path + ".mcpServers"
-            x_mcp_servers = rt.default_on_null(cx, val, p, _list_12)
+            seen = rt.once(seen, 8, path, key)
+            x_mcp_servers = rt.default_on_null(cx, val, path + ".mcpServers", _list_12)
         elif key == "replayFrom":
-            if seen & 16:
-                raise rt.duplicate(path, "replayFrom")
-            seen |= 16
-            p = path + ".replayFrom"
-            x_replay_from = None if val is None else d_ReplayFrom(val, p, cx)
+            seen = rt.once(seen, 16, path, key)
+            x_replay_from = None if val is None else d_ReplayFrom(val, path + ".replayFrom", cx)
         elif key == "systemPrompt":
-            if seen & 32:
-                raise rt.duplicate(path, "systemPrompt")
-            seen |= 32
-            p = path + ".systemPrompt"
-            x_system_prompt = None if val is None else d_SystemPrompt(val, p, cx)
+            seen = rt.once(seen, 32, path, key)
+            x_system_prompt = None if val is None else d_SystemPrompt(val, path + ".systemPrompt", cx)
         elif key == "_meta":
-            if seen & 64:
-                raise rt.duplicate(path, "_meta")
-            seen |= 64
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    if x_cwd is MISSING:
-        raise rt.missing(path, "cwd")
+            seen = rt.once(seen, 64, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        session_id=x_session_id,
-        cwd=x_cwd,
+        session_id=rt.need(x_session_id, path, "sessionId"),
+        cwd=rt.need(x_cwd, path, "cwd"),
         additional_directories=UNSET if x_additional_directories is MISSING else x_additional_directories,
         mcp_servers=UNSET if x_mcp_servers is MISSING else x_mcp_servers,
         replay_from=UNSET if x_replay_from is MISSING else x_replay_from,
@@ -8086,15 +5204,8 @@ def f_ReplayFromStart(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Re
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -8112,24 +5223,12 @@ def f_CloseSessionRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    return cls(session_id=x_session_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(session_id=rt.need(x_session_id, path, "sessionId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_CancelToolCallRequest(v: Any, path: str, cx: rt.Ctx) -> t.CancelToolCallRequest:
@@ -8147,32 +5246,19 @@ def f_CancelToolCallRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "toolCallId":
-            if seen & 2:
-                raise rt.duplicate(path, "toolCallId")
-            seen |= 2
-            p = path + ".toolCallId"
-            x_tool_call_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_tool_call_id = rt.d_str(val, path + ".toolCallId", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    if x_tool_call_id is MISSING:
-        raise rt.missing(path, "toolCallId")
-    return cls(session_id=x_session_id, tool_call_id=x_tool_call_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        session_id=rt.need(x_session_id, path, "sessionId"),
+        tool_call_id=rt.need(x_tool_call_id, path, "toolCallId"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_CancelTerminalRequest(v: Any, path: str, cx: rt.Ctx) -> t.CancelTerminalRequest:
@@ -8190,32 +5276,19 @@ def f_CancelTerminalRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "terminalId":
-            if seen & 2:
-                raise rt.duplicate(path, "terminalId")
-            seen |= 2
-            p = path + ".terminalId"
-            x_terminal_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_terminal_id = rt.d_str(val, path + ".terminalId", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    if x_terminal_id is MISSING:
-        raise rt.missing(path, "terminalId")
-    return cls(session_id=x_session_id, terminal_id=x_terminal_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(
+        session_id=rt.need(x_session_id, path, "sessionId"),
+        terminal_id=rt.need(x_terminal_id, path, "terminalId"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+    )
 
 
 def d_SetSessionConfigOptionRequestVariantId(v: Any, path: str, cx: rt.Ctx) -> t.SetSessionConfigOptionRequestVariantId:
@@ -8234,14 +5307,9 @@ def f_SetSessionConfigOptionRequestVariantId(
     seen = 0
     for key, val, _s, _e in members:
         if key == "value":
-            if seen & 1:
-                raise rt.duplicate(path, "value")
-            seen |= 1
-            p = path + ".value"
-            x_value = rt.d_str(val, p, cx)
-    if x_value is MISSING:
-        raise rt.missing(path, "value")
-    return cls(value=x_value)
+            seen = rt.once(seen, 1, path, key)
+            x_value = rt.d_str(val, path + ".value", cx)
+    return cls(value=rt.need(x_value, path, "value"))
 
 
 def d_SetSessionConfigOptionRequestVariantBoolean(
@@ -8262,14 +5330,9 @@ def f_SetSessionConfigOptionRequestVariantBoolean(
     seen = 0
     for key, val, _s, _e in members:
         if key == "value":
-            if seen & 1:
-                raise rt.duplicate(path, "value")
-            seen |= 1
-            p = path + ".value"
-            x_value = rt.d_bool(val, p, cx)
-    if x_value is MISSING:
-        raise rt.missing(path, "value")
-    return cls(value=x_value)
+            seen = rt.once(seen, 1, path, key)
+            x_value = rt.d_bool(val, path + ".value", cx)
+    return cls(value=rt.need(x_value, path, "value"))
 
 
 def d_SetSessionConfigOptionRequestVariant(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -8294,34 +5357,20 @@ def d_SetSessionConfigOptionRequest(v: Any, path: str, cx: rt.Ctx) -> t.SetSessi
     seen = 0
     for key, val, s, e in obj.members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "configId":
-            if seen & 2:
-                raise rt.duplicate(path, "configId")
-            seen |= 2
-            p = path + ".configId"
-            x_config_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_config_id = rt.d_str(val, path + ".configId", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    if x_config_id is MISSING:
-        raise rt.missing(path, "configId")
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     variant = d_SetSessionConfigOptionRequestVariant(obj, path, cx)
     return t.SetSessionConfigOptionRequest(
-        session_id=x_session_id, config_id=x_config_id, meta=UNSET if x_meta is MISSING else x_meta, variant=variant
+        session_id=rt.need(x_session_id, path, "sessionId"),
+        config_id=rt.need(x_config_id, path, "configId"),
+        meta=UNSET if x_meta is MISSING else x_meta,
+        variant=variant,
     )
 
 
@@ -8336,27 +5385,14 @@ def f_PromptRequest(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Prom
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "prompt":
-            if seen & 2:
-                raise rt.duplicate(path, "prompt")
-            seen |= 2
-            p = path + ".prompt"
-            x_prompt = _list_14(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_prompt = _list_14(val, path + ".prompt", cx)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     if x_session_id is MISSING:
         raise rt.missing(path, "sessionId")
     if x_prompt is MISSING:
@@ -8379,24 +5415,12 @@ def f_RequestPermissionResponse(
     seen = 0
     for key, val, s, e in members:
         if key == "outcome":
-            if seen & 1:
-                raise rt.duplicate(path, "outcome")
-            seen |= 1
-            p = path + ".outcome"
-            x_outcome = d_RequestPermissionOutcome(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_outcome = d_RequestPermissionOutcome(val, path + ".outcome", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_outcome is MISSING:
-        raise rt.missing(path, "outcome")
-    return cls(outcome=x_outcome, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(outcome=rt.need(x_outcome, path, "outcome"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_RequestPermissionOutcome(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -8424,15 +5448,8 @@ def f_CancelledPermissionOutcome(
     seen = 0
     for key, val, s, e in members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
@@ -8450,24 +5467,12 @@ def f_SelectedPermissionOutcome(
     seen = 0
     for key, val, s, e in members:
         if key == "optionId":
-            if seen & 1:
-                raise rt.duplicate(path, "optionId")
-            seen |= 1
-            p = path + ".optionId"
-            x_option_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_option_id = rt.d_str(val, path + ".optionId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_option_id is MISSING:
-        raise rt.missing(path, "optionId")
-    return cls(option_id=x_option_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(option_id=rt.need(x_option_id, path, "optionId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_CreateElicitationResponseVariant(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -8490,15 +5495,8 @@ def d_CreateElicitationResponse(v: Any, path: str, cx: rt.Ctx) -> t.CreateElicit
     seen = 0
     for key, val, s, e in obj.members:
         if key == "_meta":
-            if seen & 1:
-                raise rt.duplicate(path, "_meta")
-            seen |= 1
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
+            seen = rt.once(seen, 1, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     variant = d_CreateElicitationResponseVariant(obj, path, cx)
     return t.CreateElicitationResponse(meta=UNSET if x_meta is MISSING else x_meta, variant=variant)
 
@@ -8542,11 +5540,8 @@ def f_ElicitationAcceptAction(
     seen = 0
     for key, val, _s, _e in members:
         if key == "content":
-            if seen & 1:
-                raise rt.duplicate(path, "content")
-            seen |= 1
-            p = path + ".content"
-            x_content = None if val is None else _map_15(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_content = None if val is None else _map_15(val, path + ".content", cx)
     return cls(content=UNSET if x_content is MISSING else x_content)
 
 
@@ -8564,24 +5559,12 @@ def f_MessageMcpResponseResult(
     seen = 0
     for key, val, s, e in members:
         if key == "result":
-            if seen & 1:
-                raise rt.duplicate(path, "result")
-            seen |= 1
-            p = path + ".result"
+            seen = rt.once(seen, 1, path, key)
             x_result = rt.d_raw(cx, s, e)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_result is MISSING:
-        raise rt.missing(path, "result")
-    return cls(result=x_result, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(result=rt.need(x_result, path, "result"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_MessageMcpResponseError(v: Any, path: str, cx: rt.Ctx) -> t.MessageMcpResponseError:
@@ -8598,24 +5581,12 @@ def f_MessageMcpResponseError(
     seen = 0
     for key, val, s, e in members:
         if key == "error":
-            if seen & 1:
-                raise rt.duplicate(path, "error")
-            seen |= 1
-            p = path + ".error"
-            x_error = d_McpError(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_error = d_McpError(val, path + ".error", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_error is MISSING:
-        raise rt.missing(path, "error")
-    return cls(error=x_error, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(error=rt.need(x_error, path, "error"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_MessageMcpResponse(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -8639,28 +5610,19 @@ def f_McpError(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.McpError]
     seen = 0
     for key, val, s, e in members:
         if key == "code":
-            if seen & 1:
-                raise rt.duplicate(path, "code")
-            seen |= 1
-            p = path + ".code"
-            x_code = rt.d_i32(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_code = rt.d_i32(val, path + ".code", cx)
         elif key == "message":
-            if seen & 2:
-                raise rt.duplicate(path, "message")
-            seen |= 2
-            p = path + ".message"
-            x_message = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_message = rt.d_str(val, path + ".message", cx)
         elif key == "data":
-            if seen & 4:
-                raise rt.duplicate(path, "data")
-            seen |= 4
-            p = path + ".data"
+            seen = rt.once(seen, 4, path, key)
             x_data = rt.d_raw(cx, s, e)
-    if x_code is MISSING:
-        raise rt.missing(path, "code")
-    if x_message is MISSING:
-        raise rt.missing(path, "message")
-    return cls(code=x_code, message=x_message, data=UNSET if x_data is MISSING else x_data)
+    return cls(
+        code=rt.need(x_code, path, "code"),
+        message=rt.need(x_message, path, "message"),
+        data=UNSET if x_data is MISSING else x_data,
+    )
 
 
 def d_CancelSessionNotification(v: Any, path: str, cx: rt.Ctx) -> t.CancelSessionNotification:
@@ -8677,24 +5639,12 @@ def f_CancelSessionNotification(
     seen = 0
     for key, val, s, e in members:
         if key == "sessionId":
-            if seen & 1:
-                raise rt.duplicate(path, "sessionId")
-            seen |= 1
-            p = path + ".sessionId"
-            x_session_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    return cls(session_id=x_session_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(session_id=rt.need(x_session_id, path, "sessionId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_MessageMcpNotification(v: Any, path: str, cx: rt.Ctx) -> t.MessageMcpNotification:
@@ -8714,49 +5664,24 @@ def f_MessageMcpNotification(
     seen = 0
     for key, val, s, e in members:
         if key == "serverId":
-            if seen & 1:
-                raise rt.duplicate(path, "serverId")
-            seen |= 1
-            p = path + ".serverId"
-            x_server_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_server_id = rt.d_str(val, path + ".serverId", cx)
         elif key == "requestId":
-            if seen & 2:
-                raise rt.duplicate(path, "requestId")
-            seen |= 2
-            p = path + ".requestId"
-            x_request_id = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 2, path, key)
+            x_request_id = rt.d_str(val, path + ".requestId", cx)
         elif key == "method":
-            if seen & 4:
-                raise rt.duplicate(path, "method")
-            seen |= 4
-            p = path + ".method"
-            x_method = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 4, path, key)
+            x_method = rt.d_str(val, path + ".method", cx)
         elif key == "params":
-            if seen & 8:
-                raise rt.duplicate(path, "params")
-            seen |= 8
-            p = path + ".params"
-            x_params = None if val is None else rt.d_raw_object(val, p, cx, s, e)
+            seen = rt.once(seen, 8, path, key)
+            x_params = None if val is None else rt.d_raw_object(val, path + ".params", cx, s, e)
         elif key == "_meta":
-            if seen & 16:
-                raise rt.duplicate(path, "_meta")
-            seen |= 16
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_server_id is MISSING:
-        raise rt.missing(path, "serverId")
-    if x_request_id is MISSING:
-        raise rt.missing(path, "requestId")
-    if x_method is MISSING:
-        raise rt.missing(path, "method")
+            seen = rt.once(seen, 16, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        server_id=x_server_id,
-        request_id=x_request_id,
-        method=x_method,
+        server_id=rt.need(x_server_id, path, "serverId"),
+        request_id=rt.need(x_request_id, path, "requestId"),
+        method=rt.need(x_method, path, "method"),
         params=UNSET if x_params is MISSING else x_params,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
@@ -8776,24 +5701,12 @@ def f_CancelRequestNotification(
     seen = 0
     for key, val, s, e in members:
         if key == "requestId":
-            if seen & 1:
-                raise rt.duplicate(path, "requestId")
-            seen |= 1
-            p = path + ".requestId"
-            x_request_id = rt.d_request_id(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_request_id = rt.d_request_id(val, path + ".requestId", cx)
         elif key == "_meta":
-            if seen & 2:
-                raise rt.duplicate(path, "_meta")
-            seen |= 2
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_request_id is MISSING:
-        raise rt.missing(path, "requestId")
-    return cls(request_id=x_request_id, meta=UNSET if x_meta is MISSING else x_meta)
+            seen = rt.once(seen, 2, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
+    return cls(request_id=rt.need(x_request_id, path, "requestId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
 def d_ProxySuccessorRequest(v: Any, path: str, cx: rt.Ctx) -> t.ProxySuccessorRequest:
@@ -8811,31 +5724,18 @@ def f_ProxySuccessorRequest(
     seen = 0
     for key, val, s, e in members:
         if key == "method":
-            if seen & 1:
-                raise rt.duplicate(path, "method")
-            seen |= 1
-            p = path + ".method"
-            x_method = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_method = rt.d_str(val, path + ".method", cx)
         elif key == "params":
-            if seen & 2:
-                raise rt.duplicate(path, "params")
-            seen |= 2
-            p = path + ".params"
+            seen = rt.once(seen, 2, path, key)
             x_params = rt.d_raw(cx, s, e)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_method is MISSING:
-        raise rt.missing(path, "method")
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        method=x_method, params=UNSET if x_params is MISSING else x_params, meta=UNSET if x_meta is MISSING else x_meta
+        method=rt.need(x_method, path, "method"),
+        params=UNSET if x_params is MISSING else x_params,
+        meta=UNSET if x_meta is MISSING else x_meta,
     )
 
 
@@ -8854,31 +5754,18 @@ def f_ProxySuccessorNotification(
     seen = 0
     for key, val, s, e in members:
         if key == "method":
-            if seen & 1:
-                raise rt.duplicate(path, "method")
-            seen |= 1
-            p = path + ".method"
-            x_method = rt.d_str(val, p, cx)
+            seen = rt.once(seen, 1, path, key)
+            x_method = rt.d_str(val, path + ".method", cx)
         elif key == "params":
-            if seen & 2:
-                raise rt.duplicate(path, "params")
-            seen |= 2
-            p = path + ".params"
+            seen = rt.once(seen, 2, path, key)
             x_params = rt.d_raw(cx, s, e)
         elif key == "_meta":
-            if seen & 4:
-                raise rt.duplicate(path, "_meta")
-            seen |= 4
-            p = path + "._meta"
-            mark = len(cx.warnings)
-            try:
-                x_meta = None if val is None else rt.d_raw_object(val, p, cx, s, e)
-            except DecodeError as err:
-                x_meta = rt.dropped(cx, mark, p, err)
-    if x_method is MISSING:
-        raise rt.missing(path, "method")
+            seen = rt.once(seen, 4, path, key)
+            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
-        method=x_method, params=UNSET if x_params is MISSING else x_params, meta=UNSET if x_meta is MISSING else x_meta
+        method=rt.need(x_method, path, "method"),
+        params=UNSET if x_params is MISSING else x_params,
+        meta=UNSET if x_meta is MISSING else x_meta,
     )
 
 
