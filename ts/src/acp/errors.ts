@@ -30,7 +30,7 @@ export class InvalidHandlerResult extends Error {
     /** Where in the result (`$.result...`) and what. */
     readonly error: DecodeError,
   ) {
-    super(`the \`${method}\` handler returned an invalid result: ${error.message}`);
+    super(`the \`${method}\` handler returned an invalid result: ${error.detail} at ${error.path}`);
     this.name = "InvalidHandlerResult";
   }
 }

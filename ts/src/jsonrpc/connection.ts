@@ -26,7 +26,7 @@ import { resolveOptions, type ConnectionOptions, type ResolvedOptions } from "./
 import { Peer } from "./peer.js";
 import { Reader } from "./reader.js";
 import type { Handler } from "./handler.js";
-import { toSink, toSource, type ByteSink, type Input, type Output } from "./transport.js";
+import { SinkClosed, toSink, toSource, type ByteSink, type Input, type Output } from "./transport.js";
 import { writeLoop } from "./writer.js";
 
 /** One JSON-RPC connection: reads `input`, dispatches to `handler`, writes `output`.
@@ -114,5 +114,5 @@ export class Connection {
 /** After the input ended the peer may be gone already: failing to flush the last answers is expected. */
 function isGone(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
-  return code === "EPIPE" || code === "ECONNRESET" || code === "ERR_STREAM_DESTROYED" || (err instanceof Error && /closed/.test(err.message));
+  return code === "EPIPE" || code === "ECONNRESET" || code === "ERR_STREAM_DESTROYED" || err instanceof SinkClosed;
 }

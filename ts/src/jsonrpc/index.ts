@@ -49,6 +49,7 @@ export { stdioStreams } from "./stdio.js";
 export {
   fromNodeReadable,
   fromWebReadable,
+  SinkClosed,
   toNodeWritable,
   toSink,
   toSource,

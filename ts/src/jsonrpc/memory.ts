@@ -6,7 +6,7 @@
  * reading blocks its writer, as an OS pipe does.
  */
 
-import type { ByteSink, ByteSource } from "./transport.js";
+import { SinkClosed, type ByteSink, type ByteSource } from "./transport.js";
 
 /** The default capacity of a pipe: 64 KiB, like a Linux pipe. */
 export const DEFAULT_PIPE_CAPACITY = 64 * 1024;
@@ -69,8 +69,8 @@ export class PipeWriter implements ByteSink {
 
   async write(data: Uint8Array): Promise<void> {
     const s = this.shared;
-    if (s.readerClosed) throw new Error("the reading end of the pipe is closed");
-    if (s.writerClosed) throw new Error("the pipe is closed");
+    if (s.readerClosed) throw new SinkClosed("the reading end of the pipe is closed");
+    if (s.writerClosed) throw new SinkClosed("the pipe is closed");
     if (data.length > 0) {
       s.chunks.push(data.slice());
       s.size += data.length;
@@ -79,7 +79,7 @@ export class PipeWriter implements ByteSink {
     while (s.size > s.capacity && !s.readerClosed) {
       await new Promise<void>((resolve) => s.writable.push(resolve));
     }
-    if (s.readerClosed) throw new Error("the reading end of the pipe is closed");
+    if (s.readerClosed) throw new SinkClosed("the reading end of the pipe is closed");
   }
 
   async close(): Promise<void> {

@@ -18,10 +18,18 @@ export interface ByteSource {
 
 /** A byte stream to write, with flow control. */
 export interface ByteSink {
-  /** Writes `data`; resolves when the sink can take more. Rejects when the stream broke. */
+  /** Writes `data`; resolves when the sink can take more. Rejects when the stream broke
+   * (with `SinkClosed` when it is closed already). */
   write(data: Uint8Array): Promise<void>;
   /** Ends the stream (the reader on the other end sees its end). */
   close(): Promise<void>;
+}
+
+/** A write to a sink whose stream (or whose reader) is closed already: after the input
+ * ended, the connection expects it when flushing its last answers (told by this class,
+ * never by the message's text). */
+export class SinkClosed extends Error {
+  override readonly name: string = "SinkClosed";
 }
 
 /** Anything `fromNodeReadable`, `fromWebReadable` or a `ByteSource` itself. */
@@ -76,7 +84,7 @@ export function toNodeWritable(stream: Writable): ByteSink {
   return {
     async write(data) {
       if (failure !== null) throw failure;
-      if (stream.destroyed || stream.writableEnded) throw new Error("the stream is closed");
+      if (stream.destroyed || stream.writableEnded) throw new SinkClosed("the stream is closed");
       if (stream.write(data)) return;
       await new Promise<void>((resolve) => {
         if (!stream.writableNeedDrain || stream.destroyed) resolve();
@@ -98,8 +106,14 @@ export function toNodeWritable(stream: Writable): ByteSink {
 /** A Web `WritableStream` of bytes as a `ByteSink`. */
 export function toWebWritable(stream: WritableStream<Uint8Array>): ByteSink {
   const writer = stream.getWriter();
+  let closed = false;
+  writer.closed.then(
+    () => (closed = true),
+    () => {},
+  );
   return {
     async write(data) {
+      if (closed) throw new SinkClosed("the stream is closed");
       await writer.ready;
       await writer.write(data);
     },

@@ -1,7 +1,7 @@
 // The errors of the sync channel, one class per case of the Rust crate's
 // `ClientError`, `ProtocolError` and `ServerError` (crates/sync).
 
-import { type FrameError, type MessageType, messageTypeName } from "./frame.js";
+import { describeFrame, type FrameError, type MessageType, messageTypeName } from "./frame.js";
 
 /** How a child process ended: its exit code, or the signal that killed it. */
 export interface ExitStatus {
@@ -30,7 +30,7 @@ export type ProtocolErrorDetail =
 function describeProtocol(detail: ProtocolErrorDetail): string {
   switch (detail.reason) {
     case "frame":
-      return `malformed tuple: ${detail.error.message}`;
+      return `malformed tuple: ${describeFrame(detail.error.detail)}`;
     case "name-mismatch":
       return `${messageTypeName(detail.kind)} names \`${detail.found}\` while the answer for \`${detail.expected}\` was expected`;
     case "unexpected-type":

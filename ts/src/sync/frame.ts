@@ -84,7 +84,8 @@ export type FrameErrorDetail =
 
 const hex = (byte: number): string => `0x${byte.toString(16).padStart(2, "0")}`;
 
-function describe(detail: FrameErrorDetail): string {
+/** A frame failure's text, rendered from its detail (what `FrameError`'s message says). */
+export function describeFrame(detail: FrameErrorDetail): string {
   switch (detail.reason) {
     case "array-header":
       return `expected a fixarray of 3 (0x93), found ${hex(detail.found)}`;
@@ -107,7 +108,7 @@ function describe(detail: FrameErrorDetail): string {
 export class FrameError extends Error {
   override readonly name = "FrameError";
   constructor(readonly detail: FrameErrorDetail) {
-    super(describe(detail), detail.reason === "io" ? { cause: detail.cause } : undefined);
+    super(describeFrame(detail), detail.reason === "io" ? { cause: detail.cause } : undefined);
   }
 }
 

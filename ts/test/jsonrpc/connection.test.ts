@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { PassThrough } from "node:stream";
 import { test } from "node:test";
 
-import { CallAborted, CallTimeout, Connection, ConnectionClosed, RequestError, RpcError, type ConnectionEvent } from "../../src/jsonrpc/index.js";
+import { CallAborted, CallTimeout, Connection, ConnectionClosed, pipe, RequestError, RpcError, SinkClosed, TransportError, type ConnectionEvent } from "../../src/jsonrpc/index.js";
 import { LineSplitter, Oversize } from "../../src/jsonrpc/frame.js";
 import { gate, handler, LIMIT, setup, turns, within } from "./harness.js";
 
@@ -370,4 +370,33 @@ test("work a notification handler spawns that rejects is reported", async () => 
   await remote.close();
   await within(running, "run ends");
   assert.ok(events.some((e) => e.kind === "notification-handler-failed" && e.method === "fails"), JSON.stringify(events));
+});
+
+test("after the input ended, a sink closed already (SinkClosed) is expected, and anything else fails the run, whatever its text", async () => {
+  const answerLate = (release: Promise<void>): ReturnType<typeof handler> =>
+    handler(async () => {
+      await release;
+      return "late";
+    });
+  // A request whose answer is written only after the peer hung up (input ended, its reading end closed).
+  const runWith = async (sinkError: () => Error): Promise<unknown> => {
+    const input = pipe();
+    const release = gate();
+    const sink = {
+      async write(): Promise<void> {
+        throw sinkError();
+      },
+      async close(): Promise<void> {},
+    };
+    const connection = new Connection(input.reader, sink, answerLate(release.promise), { shutdownGrace: 1000 });
+    const running = connection.run();
+    await input.writer.write(Buffer.from('{"jsonrpc":"2.0","id":1,"method":"m"}\n'));
+    await input.writer.close();
+    release.open();
+    return within(running.then(() => null, (err: unknown) => err), "run ends");
+  };
+  assert.equal(await runWith(() => new SinkClosed("the pipe is closed")), null);
+  // The same words on another error are no sign of a closed sink: the text is not read.
+  const failed = await runWith(() => new Error("the pipe is closed"));
+  assert.ok(failed instanceof TransportError, String(failed));
 });
