@@ -12,7 +12,7 @@
 import { DecodeError, type DecodeWarning } from "../codec/errors.js";
 import { rustDebugStr } from "../codec/runtime.js";
 import { RawJson } from "../codec/values.js";
-import { ErrorCode, invalidParamsDecodeError, type ErrorObject } from "../jsonrpc/error.js";
+import { ErrorCode, invalidParamsDecoded, type ErrorObject } from "../jsonrpc/error.js";
 import { idJson, type RequestId } from "../jsonrpc/id.js";
 import { decodeMessage, EnvelopeError, type Response } from "../jsonrpc/message.js";
 import type { SurfaceView } from "./surface.js";
@@ -143,7 +143,7 @@ function finding(code: string, message: string, path = "", error: DecodeError | 
 /** The -32602 error object for a decode failure; `data` is `{path, kind, expected,
  * found}`, the message rendered from the same parts. */
 export function invalidParams(e: DecodeError): ErrorObject {
-  return invalidParamsDecodeError(e.path, e.kind, e.expected, e.found);
+  return invalidParamsDecoded(e);
 }
 
 function errorResponse(id: RequestId, error: ErrorObject): Response {

@@ -1,5 +1,6 @@
 /** JSON-RPC error codes and the wire error object (kept apart from local errors). */
 
+import type { DecodeError } from "../codec/errors.js";
 import { encodeString, RawJson } from "../codec/values.js";
 
 import { ErrorCode } from "./codes.js";
@@ -30,13 +31,14 @@ export function invalidParamsError(path: string, expected: string, found: string
 
 /** The -32602 error of a decode failure: `invalid params: expected X, found Y at $.params.z`
  * with `{"path", "kind", "expected", "found"}` as data, in that order (`kind` is the
- * failure's `DecodeErrorKind`). Other -32602 replies (a rule's refusal, an fs or terminal
- * check) use `invalidParamsError`, without a kind. */
-export function invalidParamsDecodeError(path: string, kind: string, expected: string, found: string): ErrorObject {
+ * failure's `DecodeErrorKind`), all rendered from the failure's parts (as Rust's and
+ * Python's `invalid_params_decoded`). Other -32602 replies (a rule's refusal, an fs or
+ * terminal check) use `invalidParamsError`, without a kind. */
+export function invalidParamsDecoded(e: DecodeError): ErrorObject {
   const data =
-    `{"path":${encodeString(path)},"kind":${encodeString(kind)},` +
-    `"expected":${encodeString(expected)},"found":${encodeString(found)}}`;
-  return { code: ErrorCode.INVALID_PARAMS, message: `invalid params: expected ${expected}, found ${found} at ${path}`, data: new RawJson(data) };
+    `{"path":${encodeString(e.path)},"kind":${encodeString(e.kind)},` +
+    `"expected":${encodeString(e.expected)},"found":${encodeString(e.found)}}`;
+  return { code: ErrorCode.INVALID_PARAMS, message: `invalid params: expected ${e.expected}, found ${e.found} at ${e.path}`, data: new RawJson(data) };
 }
 
 /** An error whose data is `{"path", "line", "column"}` (parse errors). */

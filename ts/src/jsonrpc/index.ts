@@ -3,7 +3,7 @@
 
 export { ChildController, onAbort, settledBefore } from "./cancellation.js";
 export { Connection } from "./connection.js";
-export { encodeErrorObject, ErrorCode, errorWithPath, invalidParamsDecodeError, invalidParamsError, validationError, type ErrorObject } from "./error.js";
+export { encodeErrorObject, ErrorCode, errorWithPath, invalidParamsDecoded, invalidParamsError, validationError, type ErrorObject } from "./error.js";
 export { DEFAULT_MAX_MESSAGE_SIZE, LineSplitter, OVERSIZE_PREFIX, Oversize, scanPrefix, splitLines, type Frame, type Shape } from "./frame.js";
 export { RequestContext, type Handler, type NotificationContext } from "./handler.js";
 export { idJson, idKey, type RequestId } from "./id.js";
