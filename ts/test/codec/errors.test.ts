@@ -104,3 +104,11 @@ test("an outgoing check refuses with the first warning's own error (no error bui
   assert.deepEqual(parts(salvaged), parts(decoded.warnings[0]?.error as DecodeError));
   assert.equal(salvaged.kind, "not-listed");
 });
+
+test("a null read as the default carries what the validator says of null", () => {
+  const decoded = v1.SURFACE.decode("McpServer", new RawJson('{"name":"n","command":"c","args":null,"env":[]}'), "$.params");
+  const w = decoded.warnings[0];
+  assert.ok(w !== undefined);
+  assert.deepEqual([w.path, w.kind, w.message], ["$.params.args", "salvaged", "null read as the default value"]);
+  assert.deepEqual(parts(w.error), ["$.params.args", "wrong-type", "an array", "null"]);
+});
