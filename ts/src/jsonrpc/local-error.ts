@@ -48,7 +48,7 @@ export class CallAborted extends CallError {
 export class InvalidResponse extends CallError {
   override name = "InvalidResponse";
   constructor(readonly envelope: EnvelopeError) {
-    super(envelope.message);
+    super(`${envelope.detail} at \`${envelope.path}\``); // the envelope error's text, from its parts
   }
 }
 
