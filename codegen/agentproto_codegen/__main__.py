@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import acp, decode_kinds, error_codes, local_errors, proto, sharing, typescript_share, python, python_decode, rules, rust, rust_a2a, typescript, typescript_codec
+from . import acp, decode_kinds, error_codes, python_share, local_errors, proto, sharing, typescript_share, python, python_decode, rules, rust, rust_a2a, typescript, typescript_codec
 from .model import Spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -115,6 +115,7 @@ def generate(hashes: dict[str, str], only: tuple[str, ...] = LANGUAGES) -> dict[
         if "typescript" in only:
             emit_typescript(spec, outputs, ts_plans[(version, surface)])
     if "python" in only:
+        python_sharing(specs, outputs)
         outputs[f"{PYTHON_DIR}/__init__.py"] = python.package_init()
     if "rust" in only:
         for source, out in A2A_SURFACES:
@@ -152,6 +153,36 @@ def rust_sharing(specs: dict[sharing.SurfaceKey, Spec]) -> dict[sharing.SurfaceK
     module = {k: k[0] + ("_unstable" if k[1] == "unstable" else "") for k in specs}
     owners = sharing.owners(specs, sharing.ACP_BASES, docs=True)
     return {k: {name: module[o] for name, o in owned.items() if o != k} for k, owned in owners.items()}
+
+
+def python_sharing(specs: dict[sharing.SurfaceKey, Spec], outputs: dict[str, str]) -> None:
+    """Each surface's types and decode modules import what a base module writes the same
+    way (`python_share.py`), rewritten in place in `outputs`."""
+    name = {k: python.module_name(spec) for k, spec in specs.items()}
+    dotted = "agentproto.acp.generated"
+    types = {
+        name[k]: python_share.parse(f"{dotted}.{name[k]}", outputs[f"{PYTHON_DIR}/{name[k]}.py"]) for k in specs
+    }
+    decoders = {
+        name[k]: python_share.parse(f"{dotted}._{name[k]}_decode", outputs[f"{PYTHON_DIR}/_{name[k]}_decode.py"])
+        for k in specs
+    }
+    bases = {name[k]: [name[b] for b in sharing.ACP_BASES[k]] for k in specs}
+    type_sources, decode_sources = python_share.share(types, decoders, bases)
+    python_dir = ROOT / "python"
+    for m in types:
+        decode_file = f"{PYTHON_DIR}/_{m}_decode.py"
+        decode_text = outputs[decode_file]
+        if decode_sources[m]:
+            decode_text = python_share.rewrite(decoders[m], decode_sources[m], set())
+            outputs[decode_file] = python_share.tidy(decode_text, decode_file, python_dir)
+        if type_sources[m]:
+            roles = outputs.get(f"{PYTHON_DIR}/{m}_roles.py", "")
+            roots = python_share.exported(types[m].text) | python_share.imported(roles, types[m].path)
+            roots |= python_share.type_reads(outputs[decode_file])
+            types_file = f"{PYTHON_DIR}/{m}.py"
+            text = python_share.rewrite(types[m], type_sources[m], roots)
+            outputs[types_file] = python_share.tidy(text, types_file, python_dir)
 
 
 def emit_python(spec: Spec, outputs: dict[str, str]) -> None:

@@ -75,9 +75,11 @@ class Emitter:
                 return RUNTIME[t.name]
             return f"d_{t.name}"
         if isinstance(t, (ArrayRef, MapRef)):
-            key = repr(t)
+            # Named by what it reads (aliases followed), so that two surfaces name the
+            # same helper alike.
+            key = self.slug(t)
             if key not in self.helpers:
-                name = f"_{'list' if isinstance(t, ArrayRef) else 'map'}_{len(self.helpers)}"
+                name = "_" + key
                 self.helpers[key] = name
                 inner = t.item if isinstance(t, ArrayRef) else t.value
                 kind = "list" if isinstance(t, ArrayRef) else "map"
@@ -92,6 +94,19 @@ class Emitter:
                         w.line(f"return rt.d_{kind}(v, path, cx, {self.item_fn(inner)})")
             return self.helpers[key]
         raise ValueError(f"no item function for {t}")
+
+    def slug(self, t: TypeRef) -> str:
+        """A name for the values of `t` (aliases followed): `list_ContentBlock`, `map_str`."""
+        t = self.m.target(t)
+        if isinstance(t, ArrayRef):
+            return "list_" + self.slug(t.item)
+        if isinstance(t, MapRef):
+            return "map_" + self.slug(t.value)
+        if isinstance(t, PrimRef):
+            return t.prim
+        if isinstance(t, NamedRef):
+            return t.name
+        return "raw_object" if isinstance(t, JsonRef) and t.object_only else "raw"
 
     def value_expr(self, t: TypeRef, p: str = "p") -> str:
         """Decodes the member value `val` (span `s`..`e`) of type `t` at path `p`."""
@@ -175,15 +190,13 @@ class Emitter:
         self.table.append(n)
         out.line()
         out.line()
-        self.def_line(f"d_{n}", f"t.{n}")
-        with out.indent():
-            write(out, "return ", Call(f"f_{n}(", [f"rt.expect_object(v, path, {pystr(n)}).members", "path", "cx", f"t.{n}"], ")"))
-        out.line()
-        out.line()
         write(out, "", Call(f"def f_{n}(", ["members: rt.Members", "path: str", "cx: rt.Ctx", f"cls: type[t.{n}]"], f") -> t.{n}:"))
         with out.indent():
             self.fields_loop(d, "members")
             write(out, "return ", Call("cls(", self.constructor_args(d), ")"))
+        out.line()
+        out.line()
+        write(out, f"d_{n}: Final = ", Call("rt.struct_decoder(", [f"f_{n}", pystr(n), f"t.{n}"], ")"))
 
     def emit_flattened(self, d: Struct) -> None:
         out = self.out

@@ -224,6 +224,18 @@ def duplicate(path: str, key: str) -> DecodeError:
     return error(key_path(path, key), DecodeErrorKind.REPEATED_KEY, "each key once", f"the key {quote(key)} twice")
 
 
+def struct_decoder(
+    fields: Callable[[Members, str, Ctx, type[T]], T], name: str, cls: type[T]
+) -> Callable[[Any, str, Ctx], T]:
+    """A struct's validator `d_<Name>`: the value must be an object (`an object (<Name>)`),
+    whose members `fields` reads into `cls`."""
+
+    def decode(value: Any, path: str, cx: Ctx) -> T:
+        return fields(expect_object(value, path, name).members, path, cx, cls)
+
+    return decode
+
+
 def once(seen: int, bit: int, path: str, key: str) -> int:
     """`seen` with the member `bit` marked; a known member read twice fails at its key."""
     if seen & bit:

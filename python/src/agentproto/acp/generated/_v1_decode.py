@@ -14,58 +14,52 @@ from agentproto.codec import runtime as rt
 from agentproto.codec.runtime import MISSING
 
 
-def _list_0(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
+def _list_PermissionOption(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
     return rt.d_list(v, path, cx, d_PermissionOption)
 
 
-def _list_1(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
+def _list_string(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
     return rt.d_list(v, path, cx, rt.d_str)
 
 
-def _list_2(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
+def _list_EnvVariable(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
     return rt.d_list(v, path, cx, d_EnvVariable)
 
 
-def _map_3(v: Any, path: str, cx: rt.Ctx) -> dict[str, Any]:
+def _map_ElicitationPropertySchema(v: Any, path: str, cx: rt.Ctx) -> dict[str, Any]:
     return rt.d_map(v, path, cx, d_ElicitationPropertySchema)
 
 
-def _list_4(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
+def _list_EnumOption(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
     return rt.d_list(v, path, cx, d_EnumOption)
 
 
-def _map_5(v: Any, path: str, cx: rt.Ctx) -> dict[str, Any]:
+def _map_string(v: Any, path: str, cx: rt.Ctx) -> dict[str, Any]:
     return rt.d_map(v, path, cx, rt.d_str)
 
 
-def _list_6(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
+def _list_SessionConfigSelectOption(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
     return rt.d_list(v, path, cx, d_SessionConfigSelectOption)
 
 
-def _list_7(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
+def _list_SessionConfigSelectGroup(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
     return rt.d_list(v, path, cx, d_SessionConfigSelectGroup)
 
 
-def _list_8(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
+def _list_McpServer(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
     return rt.d_list(v, path, cx, d_McpServer)
 
 
-def _list_9(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
+def _list_HttpHeader(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
     return rt.d_list(v, path, cx, d_HttpHeader)
 
 
-def _list_10(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
+def _list_ContentBlock(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
     return rt.d_list(v, path, cx, d_ContentBlock)
 
 
-def _map_11(v: Any, path: str, cx: rt.Ctx) -> dict[str, Any]:
+def _map_ElicitationContentValue(v: Any, path: str, cx: rt.Ctx) -> dict[str, Any]:
     return rt.d_map(v, path, cx, d_ElicitationContentValue)
-
-
-def d_WriteTextFileRequest(v: Any, path: str, cx: rt.Ctx) -> t.WriteTextFileRequest:
-    return f_WriteTextFileRequest(
-        rt.expect_object(v, path, "WriteTextFileRequest").members, path, cx, t.WriteTextFileRequest
-    )
 
 
 def f_WriteTextFileRequest(
@@ -97,10 +91,9 @@ def f_WriteTextFileRequest(
     )
 
 
-def d_ReadTextFileRequest(v: Any, path: str, cx: rt.Ctx) -> t.ReadTextFileRequest:
-    return f_ReadTextFileRequest(
-        rt.expect_object(v, path, "ReadTextFileRequest").members, path, cx, t.ReadTextFileRequest
-    )
+d_WriteTextFileRequest: Final = rt.struct_decoder(
+    f_WriteTextFileRequest, "WriteTextFileRequest", t.WriteTextFileRequest
+)
 
 
 def f_ReadTextFileRequest(
@@ -137,10 +130,7 @@ def f_ReadTextFileRequest(
     )
 
 
-def d_RequestPermissionRequest(v: Any, path: str, cx: rt.Ctx) -> t.RequestPermissionRequest:
-    return f_RequestPermissionRequest(
-        rt.expect_object(v, path, "RequestPermissionRequest").members, path, cx, t.RequestPermissionRequest
-    )
+d_ReadTextFileRequest: Final = rt.struct_decoder(f_ReadTextFileRequest, "ReadTextFileRequest", t.ReadTextFileRequest)
 
 
 def f_RequestPermissionRequest(
@@ -160,7 +150,7 @@ def f_RequestPermissionRequest(
             x_tool_call = d_ToolCallUpdate(val, path + ".toolCall", cx)
         elif key == "options":
             seen = rt.once(seen, 4, path, key)
-            x_options = _list_0(val, path + ".options", cx)
+            x_options = _list_PermissionOption(val, path + ".options", cx)
         elif key == "_meta":
             seen = rt.once(seen, 8, path, key)
             x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
@@ -172,8 +162,9 @@ def f_RequestPermissionRequest(
     )
 
 
-def d_ToolCallUpdate(v: Any, path: str, cx: rt.Ctx) -> t.ToolCallUpdate:
-    return f_ToolCallUpdate(rt.expect_object(v, path, "ToolCallUpdate").members, path, cx, t.ToolCallUpdate)
+d_RequestPermissionRequest: Final = rt.struct_decoder(
+    f_RequestPermissionRequest, "RequestPermissionRequest", t.RequestPermissionRequest
+)
 
 
 def f_ToolCallUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ToolCallUpdate]) -> t.ToolCallUpdate:
@@ -231,6 +222,9 @@ def f_ToolCallUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Too
         raw_output=UNSET if x_raw_output is MISSING else x_raw_output,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
+
+
+d_ToolCallUpdate: Final = rt.struct_decoder(f_ToolCallUpdate, "ToolCallUpdate", t.ToolCallUpdate)
 
 
 _ToolKind_VALUES: Final = (
@@ -292,10 +286,6 @@ def d_ContentBlock(v: Any, path: str, cx: rt.Ctx) -> Any:
     return rt.unknown(cx, obj, "type", tag)
 
 
-def d_Annotations(v: Any, path: str, cx: rt.Ctx) -> t.Annotations:
-    return f_Annotations(rt.expect_object(v, path, "Annotations").members, path, cx, t.Annotations)
-
-
 def f_Annotations(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Annotations]) -> t.Annotations:
     x_audience: Any = MISSING
     x_last_modified: Any = MISSING
@@ -323,15 +313,14 @@ def f_Annotations(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Annota
     )
 
 
+d_Annotations: Final = rt.struct_decoder(f_Annotations, "Annotations", t.Annotations)
+
+
 _Role_VALUES: Final = ("assistant", "user")
 
 
 def d_Role(v: Any, path: str, cx: rt.Ctx) -> str:
     return rt.d_enum(v, path, _Role_VALUES)
-
-
-def d_TextContent(v: Any, path: str, cx: rt.Ctx) -> t.TextContent:
-    return f_TextContent(rt.expect_object(v, path, "TextContent").members, path, cx, t.TextContent)
 
 
 def f_TextContent(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.TextContent]) -> t.TextContent:
@@ -356,8 +345,7 @@ def f_TextContent(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.TextCo
     )
 
 
-def d_ImageContent(v: Any, path: str, cx: rt.Ctx) -> t.ImageContent:
-    return f_ImageContent(rt.expect_object(v, path, "ImageContent").members, path, cx, t.ImageContent)
+d_TextContent: Final = rt.struct_decoder(f_TextContent, "TextContent", t.TextContent)
 
 
 def f_ImageContent(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ImageContent]) -> t.ImageContent:
@@ -392,8 +380,7 @@ def f_ImageContent(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Image
     )
 
 
-def d_AudioContent(v: Any, path: str, cx: rt.Ctx) -> t.AudioContent:
-    return f_AudioContent(rt.expect_object(v, path, "AudioContent").members, path, cx, t.AudioContent)
+d_ImageContent: Final = rt.struct_decoder(f_ImageContent, "ImageContent", t.ImageContent)
 
 
 def f_AudioContent(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.AudioContent]) -> t.AudioContent:
@@ -423,8 +410,7 @@ def f_AudioContent(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Audio
     )
 
 
-def d_ResourceLink(v: Any, path: str, cx: rt.Ctx) -> t.ResourceLink:
-    return f_ResourceLink(rt.expect_object(v, path, "ResourceLink").members, path, cx, t.ResourceLink)
+d_AudioContent: Final = rt.struct_decoder(f_AudioContent, "AudioContent", t.AudioContent)
 
 
 def f_ResourceLink(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ResourceLink]) -> t.ResourceLink:
@@ -474,6 +460,9 @@ def f_ResourceLink(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Resou
     )
 
 
+d_ResourceLink: Final = rt.struct_decoder(f_ResourceLink, "ResourceLink", t.ResourceLink)
+
+
 def d_EmbeddedResourceResource(v: Any, path: str, cx: rt.Ctx) -> Any:
     got = rt.attempt(cx, v, path, d_TextResourceContents)
     if got is not MISSING:
@@ -482,12 +471,6 @@ def d_EmbeddedResourceResource(v: Any, path: str, cx: rt.Ctx) -> Any:
     if got is not MISSING:
         return got
     raise rt.no_variant(path, v, "one of TextResourceContents, BlobResourceContents")
-
-
-def d_TextResourceContents(v: Any, path: str, cx: rt.Ctx) -> t.TextResourceContents:
-    return f_TextResourceContents(
-        rt.expect_object(v, path, "TextResourceContents").members, path, cx, t.TextResourceContents
-    )
 
 
 def f_TextResourceContents(
@@ -519,10 +502,9 @@ def f_TextResourceContents(
     )
 
 
-def d_BlobResourceContents(v: Any, path: str, cx: rt.Ctx) -> t.BlobResourceContents:
-    return f_BlobResourceContents(
-        rt.expect_object(v, path, "BlobResourceContents").members, path, cx, t.BlobResourceContents
-    )
+d_TextResourceContents: Final = rt.struct_decoder(
+    f_TextResourceContents, "TextResourceContents", t.TextResourceContents
+)
 
 
 def f_BlobResourceContents(
@@ -554,8 +536,9 @@ def f_BlobResourceContents(
     )
 
 
-def d_EmbeddedResource(v: Any, path: str, cx: rt.Ctx) -> t.EmbeddedResource:
-    return f_EmbeddedResource(rt.expect_object(v, path, "EmbeddedResource").members, path, cx, t.EmbeddedResource)
+d_BlobResourceContents: Final = rt.struct_decoder(
+    f_BlobResourceContents, "BlobResourceContents", t.BlobResourceContents
+)
 
 
 def f_EmbeddedResource(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.EmbeddedResource]) -> t.EmbeddedResource:
@@ -580,8 +563,7 @@ def f_EmbeddedResource(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.E
     )
 
 
-def d_Content(v: Any, path: str, cx: rt.Ctx) -> t.Content:
-    return f_Content(rt.expect_object(v, path, "Content").members, path, cx, t.Content)
+d_EmbeddedResource: Final = rt.struct_decoder(f_EmbeddedResource, "EmbeddedResource", t.EmbeddedResource)
 
 
 def f_Content(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Content]) -> t.Content:
@@ -598,8 +580,7 @@ def f_Content(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Content]) 
     return cls(content=rt.need(x_content, path, "content"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_Diff(v: Any, path: str, cx: rt.Ctx) -> t.Diff:
-    return f_Diff(rt.expect_object(v, path, "Diff").members, path, cx, t.Diff)
+d_Content: Final = rt.struct_decoder(f_Content, "Content", t.Content)
 
 
 def f_Diff(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Diff]) -> t.Diff:
@@ -629,8 +610,7 @@ def f_Diff(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Diff]) -> t.D
     )
 
 
-def d_Terminal(v: Any, path: str, cx: rt.Ctx) -> t.Terminal:
-    return f_Terminal(rt.expect_object(v, path, "Terminal").members, path, cx, t.Terminal)
+d_Diff: Final = rt.struct_decoder(f_Diff, "Diff", t.Diff)
 
 
 def f_Terminal(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Terminal]) -> t.Terminal:
@@ -647,8 +627,7 @@ def f_Terminal(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Terminal]
     return cls(terminal_id=rt.need(x_terminal_id, path, "terminalId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_ToolCallLocation(v: Any, path: str, cx: rt.Ctx) -> t.ToolCallLocation:
-    return f_ToolCallLocation(rt.expect_object(v, path, "ToolCallLocation").members, path, cx, t.ToolCallLocation)
+d_Terminal: Final = rt.struct_decoder(f_Terminal, "Terminal", t.Terminal)
 
 
 def f_ToolCallLocation(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ToolCallLocation]) -> t.ToolCallLocation:
@@ -673,8 +652,7 @@ def f_ToolCallLocation(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.T
     )
 
 
-def d_PermissionOption(v: Any, path: str, cx: rt.Ctx) -> t.PermissionOption:
-    return f_PermissionOption(rt.expect_object(v, path, "PermissionOption").members, path, cx, t.PermissionOption)
+d_ToolCallLocation: Final = rt.struct_decoder(f_ToolCallLocation, "ToolCallLocation", t.ToolCallLocation)
 
 
 def f_PermissionOption(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PermissionOption]) -> t.PermissionOption:
@@ -704,17 +682,14 @@ def f_PermissionOption(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.P
     )
 
 
+d_PermissionOption: Final = rt.struct_decoder(f_PermissionOption, "PermissionOption", t.PermissionOption)
+
+
 _PermissionOptionKind_VALUES: Final = ("allow_once", "allow_always", "reject_once", "reject_always")
 
 
 def d_PermissionOptionKind(v: Any, path: str, cx: rt.Ctx) -> str:
     return rt.d_enum(v, path, _PermissionOptionKind_VALUES)
-
-
-def d_CreateTerminalRequest(v: Any, path: str, cx: rt.Ctx) -> t.CreateTerminalRequest:
-    return f_CreateTerminalRequest(
-        rt.expect_object(v, path, "CreateTerminalRequest").members, path, cx, t.CreateTerminalRequest
-    )
 
 
 def f_CreateTerminalRequest(
@@ -737,10 +712,10 @@ def f_CreateTerminalRequest(
             x_command = rt.d_str(val, path + ".command", cx)
         elif key == "args":
             seen = rt.once(seen, 4, path, key)
-            x_args = rt.default_on_null(cx, val, path + ".args", _list_1)
+            x_args = rt.default_on_null(cx, val, path + ".args", _list_string)
         elif key == "env":
             seen = rt.once(seen, 8, path, key)
-            x_env = rt.default_on_null(cx, val, path + ".env", _list_2)
+            x_env = rt.default_on_null(cx, val, path + ".env", _list_EnvVariable)
         elif key == "cwd":
             seen = rt.once(seen, 16, path, key)
             x_cwd = None if val is None else rt.d_str(val, path + ".cwd", cx)
@@ -761,8 +736,9 @@ def f_CreateTerminalRequest(
     )
 
 
-def d_EnvVariable(v: Any, path: str, cx: rt.Ctx) -> t.EnvVariable:
-    return f_EnvVariable(rt.expect_object(v, path, "EnvVariable").members, path, cx, t.EnvVariable)
+d_CreateTerminalRequest: Final = rt.struct_decoder(
+    f_CreateTerminalRequest, "CreateTerminalRequest", t.CreateTerminalRequest
+)
 
 
 def f_EnvVariable(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.EnvVariable]) -> t.EnvVariable:
@@ -787,10 +763,7 @@ def f_EnvVariable(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.EnvVar
     )
 
 
-def d_TerminalOutputRequest(v: Any, path: str, cx: rt.Ctx) -> t.TerminalOutputRequest:
-    return f_TerminalOutputRequest(
-        rt.expect_object(v, path, "TerminalOutputRequest").members, path, cx, t.TerminalOutputRequest
-    )
+d_EnvVariable: Final = rt.struct_decoder(f_EnvVariable, "EnvVariable", t.EnvVariable)
 
 
 def f_TerminalOutputRequest(
@@ -817,10 +790,9 @@ def f_TerminalOutputRequest(
     )
 
 
-def d_ReleaseTerminalRequest(v: Any, path: str, cx: rt.Ctx) -> t.ReleaseTerminalRequest:
-    return f_ReleaseTerminalRequest(
-        rt.expect_object(v, path, "ReleaseTerminalRequest").members, path, cx, t.ReleaseTerminalRequest
-    )
+d_TerminalOutputRequest: Final = rt.struct_decoder(
+    f_TerminalOutputRequest, "TerminalOutputRequest", t.TerminalOutputRequest
+)
 
 
 def f_ReleaseTerminalRequest(
@@ -847,10 +819,9 @@ def f_ReleaseTerminalRequest(
     )
 
 
-def d_WaitForTerminalExitRequest(v: Any, path: str, cx: rt.Ctx) -> t.WaitForTerminalExitRequest:
-    return f_WaitForTerminalExitRequest(
-        rt.expect_object(v, path, "WaitForTerminalExitRequest").members, path, cx, t.WaitForTerminalExitRequest
-    )
+d_ReleaseTerminalRequest: Final = rt.struct_decoder(
+    f_ReleaseTerminalRequest, "ReleaseTerminalRequest", t.ReleaseTerminalRequest
+)
 
 
 def f_WaitForTerminalExitRequest(
@@ -877,10 +848,9 @@ def f_WaitForTerminalExitRequest(
     )
 
 
-def d_KillTerminalRequest(v: Any, path: str, cx: rt.Ctx) -> t.KillTerminalRequest:
-    return f_KillTerminalRequest(
-        rt.expect_object(v, path, "KillTerminalRequest").members, path, cx, t.KillTerminalRequest
-    )
+d_WaitForTerminalExitRequest: Final = rt.struct_decoder(
+    f_WaitForTerminalExitRequest, "WaitForTerminalExitRequest", t.WaitForTerminalExitRequest
+)
 
 
 def f_KillTerminalRequest(
@@ -905,6 +875,9 @@ def f_KillTerminalRequest(
         terminal_id=rt.need(x_terminal_id, path, "terminalId"),
         meta=UNSET if x_meta is MISSING else x_meta,
     )
+
+
+d_KillTerminalRequest: Final = rt.struct_decoder(f_KillTerminalRequest, "KillTerminalRequest", t.KillTerminalRequest)
 
 
 def d_CreateElicitationRequestVariant(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -937,12 +910,6 @@ def d_CreateElicitationRequest(v: Any, path: str, cx: rt.Ctx) -> t.CreateElicita
     )
 
 
-def d_ElicitationSessionScope(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationSessionScope:
-    return f_ElicitationSessionScope(
-        rt.expect_object(v, path, "ElicitationSessionScope").members, path, cx, t.ElicitationSessionScope
-    )
-
-
 def f_ElicitationSessionScope(
     members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ElicitationSessionScope]
 ) -> t.ElicitationSessionScope:
@@ -962,10 +929,9 @@ def f_ElicitationSessionScope(
     )
 
 
-def d_ElicitationRequestScope(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationRequestScope:
-    return f_ElicitationRequestScope(
-        rt.expect_object(v, path, "ElicitationRequestScope").members, path, cx, t.ElicitationRequestScope
-    )
+d_ElicitationSessionScope: Final = rt.struct_decoder(
+    f_ElicitationSessionScope, "ElicitationSessionScope", t.ElicitationSessionScope
+)
 
 
 def f_ElicitationRequestScope(
@@ -980,8 +946,9 @@ def f_ElicitationRequestScope(
     return cls(request_id=rt.need(x_request_id, path, "requestId"))
 
 
-def d_ElicitationSchema(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationSchema:
-    return f_ElicitationSchema(rt.expect_object(v, path, "ElicitationSchema").members, path, cx, t.ElicitationSchema)
+d_ElicitationRequestScope: Final = rt.struct_decoder(
+    f_ElicitationRequestScope, "ElicitationRequestScope", t.ElicitationRequestScope
+)
 
 
 def f_ElicitationSchema(
@@ -1003,10 +970,10 @@ def f_ElicitationSchema(
             x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "properties":
             seen = rt.once(seen, 4, path, key)
-            x_properties = _map_3(val, path + ".properties", cx)
+            x_properties = _map_ElicitationPropertySchema(val, path + ".properties", cx)
         elif key == "required":
             seen = rt.once(seen, 8, path, key)
-            x_required = None if val is None else _list_1(val, path + ".required", cx)
+            x_required = None if val is None else _list_string(val, path + ".required", cx)
         elif key == "description":
             seen = rt.once(seen, 16, path, key)
             x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
@@ -1021,6 +988,9 @@ def f_ElicitationSchema(
         description=UNSET if x_description is MISSING else x_description,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
+
+
+d_ElicitationSchema: Final = rt.struct_decoder(f_ElicitationSchema, "ElicitationSchema", t.ElicitationSchema)
 
 
 _ElicitationSchemaType_VALUES: Final = ("object",)
@@ -1055,10 +1025,6 @@ def d_StringFormat(v: Any, path: str, cx: rt.Ctx) -> str:
     return rt.d_enum(v, path, _StringFormat_VALUES)
 
 
-def d_EnumOption(v: Any, path: str, cx: rt.Ctx) -> t.EnumOption:
-    return f_EnumOption(rt.expect_object(v, path, "EnumOption").members, path, cx, t.EnumOption)
-
-
 def f_EnumOption(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.EnumOption]) -> t.EnumOption:
     x_const: Any = MISSING
     x_title: Any = MISSING
@@ -1086,10 +1052,7 @@ def f_EnumOption(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.EnumOpt
     )
 
 
-def d_StringPropertySchema(v: Any, path: str, cx: rt.Ctx) -> t.StringPropertySchema:
-    return f_StringPropertySchema(
-        rt.expect_object(v, path, "StringPropertySchema").members, path, cx, t.StringPropertySchema
-    )
+d_EnumOption: Final = rt.struct_decoder(f_EnumOption, "EnumOption", t.EnumOption)
 
 
 def f_StringPropertySchema(
@@ -1130,10 +1093,10 @@ def f_StringPropertySchema(
             x_default = rt.lenient(cx, val, path + ".default", rt.d_str, True)
         elif key == "enum":
             seen = rt.once(seen, 128, path, key)
-            x_enum = None if val is None else _list_1(val, path + ".enum", cx)
+            x_enum = None if val is None else _list_string(val, path + ".enum", cx)
         elif key == "oneOf":
             seen = rt.once(seen, 256, path, key)
-            x_one_of = None if val is None else _list_4(val, path + ".oneOf", cx)
+            x_one_of = None if val is None else _list_EnumOption(val, path + ".oneOf", cx)
         elif key == "_meta":
             seen = rt.once(seen, 512, path, key)
             x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
@@ -1151,10 +1114,9 @@ def f_StringPropertySchema(
     )
 
 
-def d_NumberPropertySchema(v: Any, path: str, cx: rt.Ctx) -> t.NumberPropertySchema:
-    return f_NumberPropertySchema(
-        rt.expect_object(v, path, "NumberPropertySchema").members, path, cx, t.NumberPropertySchema
-    )
+d_StringPropertySchema: Final = rt.struct_decoder(
+    f_StringPropertySchema, "StringPropertySchema", t.StringPropertySchema
+)
 
 
 def f_NumberPropertySchema(
@@ -1196,10 +1158,9 @@ def f_NumberPropertySchema(
     )
 
 
-def d_IntegerPropertySchema(v: Any, path: str, cx: rt.Ctx) -> t.IntegerPropertySchema:
-    return f_IntegerPropertySchema(
-        rt.expect_object(v, path, "IntegerPropertySchema").members, path, cx, t.IntegerPropertySchema
-    )
+d_NumberPropertySchema: Final = rt.struct_decoder(
+    f_NumberPropertySchema, "NumberPropertySchema", t.NumberPropertySchema
+)
 
 
 def f_IntegerPropertySchema(
@@ -1241,10 +1202,9 @@ def f_IntegerPropertySchema(
     )
 
 
-def d_BooleanPropertySchema(v: Any, path: str, cx: rt.Ctx) -> t.BooleanPropertySchema:
-    return f_BooleanPropertySchema(
-        rt.expect_object(v, path, "BooleanPropertySchema").members, path, cx, t.BooleanPropertySchema
-    )
+d_IntegerPropertySchema: Final = rt.struct_decoder(
+    f_IntegerPropertySchema, "IntegerPropertySchema", t.IntegerPropertySchema
+)
 
 
 def f_BooleanPropertySchema(
@@ -1276,6 +1236,11 @@ def f_BooleanPropertySchema(
     )
 
 
+d_BooleanPropertySchema: Final = rt.struct_decoder(
+    f_BooleanPropertySchema, "BooleanPropertySchema", t.BooleanPropertySchema
+)
+
+
 def d_MultiSelectItems(v: Any, path: str, cx: rt.Ctx) -> Any:
     obj = rt.expect_object(v, path, "MultiSelectItems")
     tag, rest = rt.split_tag(obj, "type", path)
@@ -1284,12 +1249,6 @@ def d_MultiSelectItems(v: Any, path: str, cx: rt.Ctx) -> Any:
     if tag is None:
         return f_TitledMultiSelectItems(obj.members, path, cx, t.TitledMultiSelectItems)
     return rt.unknown(cx, obj, "type", tag)
-
-
-def d_StringMultiSelectItems(v: Any, path: str, cx: rt.Ctx) -> t.StringMultiSelectItems:
-    return f_StringMultiSelectItems(
-        rt.expect_object(v, path, "StringMultiSelectItems").members, path, cx, t.StringMultiSelectItems
-    )
 
 
 def f_StringMultiSelectItems(
@@ -1301,17 +1260,16 @@ def f_StringMultiSelectItems(
     for key, val, s, e in members:
         if key == "enum":
             seen = rt.once(seen, 1, path, key)
-            x_enum = _list_1(val, path + ".enum", cx)
+            x_enum = _list_string(val, path + ".enum", cx)
         elif key == "_meta":
             seen = rt.once(seen, 2, path, key)
             x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(enum=rt.need(x_enum, path, "enum"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_TitledMultiSelectItems(v: Any, path: str, cx: rt.Ctx) -> t.TitledMultiSelectItems:
-    return f_TitledMultiSelectItems(
-        rt.expect_object(v, path, "TitledMultiSelectItems").members, path, cx, t.TitledMultiSelectItems
-    )
+d_StringMultiSelectItems: Final = rt.struct_decoder(
+    f_StringMultiSelectItems, "StringMultiSelectItems", t.StringMultiSelectItems
+)
 
 
 def f_TitledMultiSelectItems(
@@ -1323,17 +1281,16 @@ def f_TitledMultiSelectItems(
     for key, val, s, e in members:
         if key == "anyOf":
             seen = rt.once(seen, 1, path, key)
-            x_any_of = _list_4(val, path + ".anyOf", cx)
+            x_any_of = _list_EnumOption(val, path + ".anyOf", cx)
         elif key == "_meta":
             seen = rt.once(seen, 2, path, key)
             x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(any_of=rt.need(x_any_of, path, "anyOf"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_MultiSelectPropertySchema(v: Any, path: str, cx: rt.Ctx) -> t.MultiSelectPropertySchema:
-    return f_MultiSelectPropertySchema(
-        rt.expect_object(v, path, "MultiSelectPropertySchema").members, path, cx, t.MultiSelectPropertySchema
-    )
+d_TitledMultiSelectItems: Final = rt.struct_decoder(
+    f_TitledMultiSelectItems, "TitledMultiSelectItems", t.TitledMultiSelectItems
+)
 
 
 def f_MultiSelectPropertySchema(
@@ -1378,6 +1335,11 @@ def f_MultiSelectPropertySchema(
         default=UNSET if x_default is MISSING else x_default,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
+
+
+d_MultiSelectPropertySchema: Final = rt.struct_decoder(
+    f_MultiSelectPropertySchema, "MultiSelectPropertySchema", t.MultiSelectPropertySchema
+)
 
 
 def d_ElicitationFormModeVariant(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -1432,10 +1394,6 @@ def d_ElicitationUrlMode(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationUrlMode:
     )
 
 
-def d_InitializeResponse(v: Any, path: str, cx: rt.Ctx) -> t.InitializeResponse:
-    return f_InitializeResponse(rt.expect_object(v, path, "InitializeResponse").members, path, cx, t.InitializeResponse)
-
-
 def f_InitializeResponse(
     members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.InitializeResponse]
 ) -> t.InitializeResponse:
@@ -1470,8 +1428,7 @@ def f_InitializeResponse(
     )
 
 
-def d_AgentCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.AgentCapabilities:
-    return f_AgentCapabilities(rt.expect_object(v, path, "AgentCapabilities").members, path, cx, t.AgentCapabilities)
+d_InitializeResponse: Final = rt.struct_decoder(f_InitializeResponse, "InitializeResponse", t.InitializeResponse)
 
 
 def f_AgentCapabilities(
@@ -1513,8 +1470,7 @@ def f_AgentCapabilities(
     )
 
 
-def d_PromptCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.PromptCapabilities:
-    return f_PromptCapabilities(rt.expect_object(v, path, "PromptCapabilities").members, path, cx, t.PromptCapabilities)
+d_AgentCapabilities: Final = rt.struct_decoder(f_AgentCapabilities, "AgentCapabilities", t.AgentCapabilities)
 
 
 def f_PromptCapabilities(
@@ -1546,8 +1502,7 @@ def f_PromptCapabilities(
     )
 
 
-def d_McpCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.McpCapabilities:
-    return f_McpCapabilities(rt.expect_object(v, path, "McpCapabilities").members, path, cx, t.McpCapabilities)
+d_PromptCapabilities: Final = rt.struct_decoder(f_PromptCapabilities, "PromptCapabilities", t.PromptCapabilities)
 
 
 def f_McpCapabilities(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.McpCapabilities]) -> t.McpCapabilities:
@@ -1572,10 +1527,7 @@ def f_McpCapabilities(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Mc
     )
 
 
-def d_SessionCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.SessionCapabilities:
-    return f_SessionCapabilities(
-        rt.expect_object(v, path, "SessionCapabilities").members, path, cx, t.SessionCapabilities
-    )
+d_McpCapabilities: Final = rt.struct_decoder(f_McpCapabilities, "McpCapabilities", t.McpCapabilities)
 
 
 def f_SessionCapabilities(
@@ -1619,10 +1571,7 @@ def f_SessionCapabilities(
     )
 
 
-def d_SessionListCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.SessionListCapabilities:
-    return f_SessionListCapabilities(
-        rt.expect_object(v, path, "SessionListCapabilities").members, path, cx, t.SessionListCapabilities
-    )
+d_SessionCapabilities: Final = rt.struct_decoder(f_SessionCapabilities, "SessionCapabilities", t.SessionCapabilities)
 
 
 def f_SessionListCapabilities(
@@ -1637,10 +1586,9 @@ def f_SessionListCapabilities(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_SessionDeleteCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.SessionDeleteCapabilities:
-    return f_SessionDeleteCapabilities(
-        rt.expect_object(v, path, "SessionDeleteCapabilities").members, path, cx, t.SessionDeleteCapabilities
-    )
+d_SessionListCapabilities: Final = rt.struct_decoder(
+    f_SessionListCapabilities, "SessionListCapabilities", t.SessionListCapabilities
+)
 
 
 def f_SessionDeleteCapabilities(
@@ -1655,15 +1603,9 @@ def f_SessionDeleteCapabilities(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_SessionAdditionalDirectoriesCapabilities(
-    v: Any, path: str, cx: rt.Ctx
-) -> t.SessionAdditionalDirectoriesCapabilities:
-    return f_SessionAdditionalDirectoriesCapabilities(
-        rt.expect_object(v, path, "SessionAdditionalDirectoriesCapabilities").members,
-        path,
-        cx,
-        t.SessionAdditionalDirectoriesCapabilities,
-    )
+d_SessionDeleteCapabilities: Final = rt.struct_decoder(
+    f_SessionDeleteCapabilities, "SessionDeleteCapabilities", t.SessionDeleteCapabilities
+)
 
 
 def f_SessionAdditionalDirectoriesCapabilities(
@@ -1678,10 +1620,11 @@ def f_SessionAdditionalDirectoriesCapabilities(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_SessionResumeCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.SessionResumeCapabilities:
-    return f_SessionResumeCapabilities(
-        rt.expect_object(v, path, "SessionResumeCapabilities").members, path, cx, t.SessionResumeCapabilities
-    )
+d_SessionAdditionalDirectoriesCapabilities: Final = rt.struct_decoder(
+    f_SessionAdditionalDirectoriesCapabilities,
+    "SessionAdditionalDirectoriesCapabilities",
+    t.SessionAdditionalDirectoriesCapabilities,
+)
 
 
 def f_SessionResumeCapabilities(
@@ -1696,10 +1639,9 @@ def f_SessionResumeCapabilities(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_SessionCloseCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.SessionCloseCapabilities:
-    return f_SessionCloseCapabilities(
-        rt.expect_object(v, path, "SessionCloseCapabilities").members, path, cx, t.SessionCloseCapabilities
-    )
+d_SessionResumeCapabilities: Final = rt.struct_decoder(
+    f_SessionResumeCapabilities, "SessionResumeCapabilities", t.SessionResumeCapabilities
+)
 
 
 def f_SessionCloseCapabilities(
@@ -1714,10 +1656,9 @@ def f_SessionCloseCapabilities(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_AgentAuthCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.AgentAuthCapabilities:
-    return f_AgentAuthCapabilities(
-        rt.expect_object(v, path, "AgentAuthCapabilities").members, path, cx, t.AgentAuthCapabilities
-    )
+d_SessionCloseCapabilities: Final = rt.struct_decoder(
+    f_SessionCloseCapabilities, "SessionCloseCapabilities", t.SessionCloseCapabilities
+)
 
 
 def f_AgentAuthCapabilities(
@@ -1736,8 +1677,9 @@ def f_AgentAuthCapabilities(
     return cls(logout=UNSET if x_logout is MISSING else x_logout, meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_LogoutCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.LogoutCapabilities:
-    return f_LogoutCapabilities(rt.expect_object(v, path, "LogoutCapabilities").members, path, cx, t.LogoutCapabilities)
+d_AgentAuthCapabilities: Final = rt.struct_decoder(
+    f_AgentAuthCapabilities, "AgentAuthCapabilities", t.AgentAuthCapabilities
+)
 
 
 def f_LogoutCapabilities(
@@ -1752,6 +1694,9 @@ def f_LogoutCapabilities(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
+d_LogoutCapabilities: Final = rt.struct_decoder(f_LogoutCapabilities, "LogoutCapabilities", t.LogoutCapabilities)
+
+
 def d_AuthMethod(v: Any, path: str, cx: rt.Ctx) -> Any:
     obj = rt.expect_object(v, path, "AuthMethod")
     tag, rest = rt.split_tag(obj, "type", path)
@@ -1761,10 +1706,6 @@ def d_AuthMethod(v: Any, path: str, cx: rt.Ctx) -> Any:
         return f_AuthMethodAgent(obj.members, path, cx, t.AuthMethodAgent)
     rt.warn_unknown(cx, path, "AuthMethod", tag)
     return rt.unknown(cx, obj, "type", tag)
-
-
-def d_AuthMethodTerminal(v: Any, path: str, cx: rt.Ctx) -> t.AuthMethodTerminal:
-    return f_AuthMethodTerminal(rt.expect_object(v, path, "AuthMethodTerminal").members, path, cx, t.AuthMethodTerminal)
 
 
 def f_AuthMethodTerminal(
@@ -1789,10 +1730,10 @@ def f_AuthMethodTerminal(
             x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "args":
             seen = rt.once(seen, 8, path, key)
-            x_args = rt.default_on_null(cx, val, path + ".args", _list_1)
+            x_args = rt.default_on_null(cx, val, path + ".args", _list_string)
         elif key == "env":
             seen = rt.once(seen, 16, path, key)
-            x_env = rt.default_on_null(cx, val, path + ".env", _map_5)
+            x_env = rt.default_on_null(cx, val, path + ".env", _map_string)
         elif key == "_meta":
             seen = rt.once(seen, 32, path, key)
             x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
@@ -1806,8 +1747,7 @@ def f_AuthMethodTerminal(
     )
 
 
-def d_AuthMethodAgent(v: Any, path: str, cx: rt.Ctx) -> t.AuthMethodAgent:
-    return f_AuthMethodAgent(rt.expect_object(v, path, "AuthMethodAgent").members, path, cx, t.AuthMethodAgent)
+d_AuthMethodTerminal: Final = rt.struct_decoder(f_AuthMethodTerminal, "AuthMethodTerminal", t.AuthMethodTerminal)
 
 
 def f_AuthMethodAgent(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.AuthMethodAgent]) -> t.AuthMethodAgent:
@@ -1837,8 +1777,7 @@ def f_AuthMethodAgent(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Au
     )
 
 
-def d_Implementation(v: Any, path: str, cx: rt.Ctx) -> t.Implementation:
-    return f_Implementation(rt.expect_object(v, path, "Implementation").members, path, cx, t.Implementation)
+d_AuthMethodAgent: Final = rt.struct_decoder(f_AuthMethodAgent, "AuthMethodAgent", t.AuthMethodAgent)
 
 
 def f_Implementation(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Implementation]) -> t.Implementation:
@@ -1868,10 +1807,7 @@ def f_Implementation(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Imp
     )
 
 
-def d_AuthenticateResponse(v: Any, path: str, cx: rt.Ctx) -> t.AuthenticateResponse:
-    return f_AuthenticateResponse(
-        rt.expect_object(v, path, "AuthenticateResponse").members, path, cx, t.AuthenticateResponse
-    )
+d_Implementation: Final = rt.struct_decoder(f_Implementation, "Implementation", t.Implementation)
 
 
 def f_AuthenticateResponse(
@@ -1886,8 +1822,9 @@ def f_AuthenticateResponse(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_LogoutResponse(v: Any, path: str, cx: rt.Ctx) -> t.LogoutResponse:
-    return f_LogoutResponse(rt.expect_object(v, path, "LogoutResponse").members, path, cx, t.LogoutResponse)
+d_AuthenticateResponse: Final = rt.struct_decoder(
+    f_AuthenticateResponse, "AuthenticateResponse", t.AuthenticateResponse
+)
 
 
 def f_LogoutResponse(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.LogoutResponse]) -> t.LogoutResponse:
@@ -1900,8 +1837,7 @@ def f_LogoutResponse(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Log
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_NewSessionResponse(v: Any, path: str, cx: rt.Ctx) -> t.NewSessionResponse:
-    return f_NewSessionResponse(rt.expect_object(v, path, "NewSessionResponse").members, path, cx, t.NewSessionResponse)
+d_LogoutResponse: Final = rt.struct_decoder(f_LogoutResponse, "LogoutResponse", t.LogoutResponse)
 
 
 def f_NewSessionResponse(
@@ -1933,8 +1869,7 @@ def f_NewSessionResponse(
     )
 
 
-def d_SessionModeState(v: Any, path: str, cx: rt.Ctx) -> t.SessionModeState:
-    return f_SessionModeState(rt.expect_object(v, path, "SessionModeState").members, path, cx, t.SessionModeState)
+d_NewSessionResponse: Final = rt.struct_decoder(f_NewSessionResponse, "NewSessionResponse", t.NewSessionResponse)
 
 
 def f_SessionModeState(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.SessionModeState]) -> t.SessionModeState:
@@ -1961,8 +1896,7 @@ def f_SessionModeState(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.S
     )
 
 
-def d_SessionMode(v: Any, path: str, cx: rt.Ctx) -> t.SessionMode:
-    return f_SessionMode(rt.expect_object(v, path, "SessionMode").members, path, cx, t.SessionMode)
+d_SessionModeState: Final = rt.struct_decoder(f_SessionModeState, "SessionModeState", t.SessionModeState)
 
 
 def f_SessionMode(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.SessionMode]) -> t.SessionMode:
@@ -1990,6 +1924,9 @@ def f_SessionMode(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Sessio
         description=UNSET if x_description is MISSING else x_description,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
+
+
+d_SessionMode: Final = rt.struct_decoder(f_SessionMode, "SessionMode", t.SessionMode)
 
 
 def d_SessionConfigOptionVariant(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -2045,19 +1982,13 @@ def d_SessionConfigOptionCategory(v: Any, path: str, cx: rt.Ctx) -> str:
 
 
 def d_SessionConfigSelectOptions(v: Any, path: str, cx: rt.Ctx) -> Any:
-    got = rt.attempt(cx, v, path, _list_6)
+    got = rt.attempt(cx, v, path, _list_SessionConfigSelectOption)
     if got is not MISSING:
         return got
-    got = rt.attempt(cx, v, path, _list_7)
+    got = rt.attempt(cx, v, path, _list_SessionConfigSelectGroup)
     if got is not MISSING:
         return got
     raise rt.no_variant(path, v, "one of an array of SessionConfigSelectOption, an array of SessionConfigSelectGroup")
-
-
-def d_SessionConfigSelectOption(v: Any, path: str, cx: rt.Ctx) -> t.SessionConfigSelectOption:
-    return f_SessionConfigSelectOption(
-        rt.expect_object(v, path, "SessionConfigSelectOption").members, path, cx, t.SessionConfigSelectOption
-    )
 
 
 def f_SessionConfigSelectOption(
@@ -2089,10 +2020,9 @@ def f_SessionConfigSelectOption(
     )
 
 
-def d_SessionConfigSelectGroup(v: Any, path: str, cx: rt.Ctx) -> t.SessionConfigSelectGroup:
-    return f_SessionConfigSelectGroup(
-        rt.expect_object(v, path, "SessionConfigSelectGroup").members, path, cx, t.SessionConfigSelectGroup
-    )
+d_SessionConfigSelectOption: Final = rt.struct_decoder(
+    f_SessionConfigSelectOption, "SessionConfigSelectOption", t.SessionConfigSelectOption
+)
 
 
 def f_SessionConfigSelectGroup(
@@ -2126,10 +2056,9 @@ def f_SessionConfigSelectGroup(
     )
 
 
-def d_SessionConfigSelect(v: Any, path: str, cx: rt.Ctx) -> t.SessionConfigSelect:
-    return f_SessionConfigSelect(
-        rt.expect_object(v, path, "SessionConfigSelect").members, path, cx, t.SessionConfigSelect
-    )
+d_SessionConfigSelectGroup: Final = rt.struct_decoder(
+    f_SessionConfigSelectGroup, "SessionConfigSelectGroup", t.SessionConfigSelectGroup
+)
 
 
 def f_SessionConfigSelect(
@@ -2150,10 +2079,7 @@ def f_SessionConfigSelect(
     )
 
 
-def d_SessionConfigBoolean(v: Any, path: str, cx: rt.Ctx) -> t.SessionConfigBoolean:
-    return f_SessionConfigBoolean(
-        rt.expect_object(v, path, "SessionConfigBoolean").members, path, cx, t.SessionConfigBoolean
-    )
+d_SessionConfigSelect: Final = rt.struct_decoder(f_SessionConfigSelect, "SessionConfigSelect", t.SessionConfigSelect)
 
 
 def f_SessionConfigBoolean(
@@ -2168,10 +2094,9 @@ def f_SessionConfigBoolean(
     return cls(current_value=rt.need(x_current_value, path, "currentValue"))
 
 
-def d_LoadSessionResponse(v: Any, path: str, cx: rt.Ctx) -> t.LoadSessionResponse:
-    return f_LoadSessionResponse(
-        rt.expect_object(v, path, "LoadSessionResponse").members, path, cx, t.LoadSessionResponse
-    )
+d_SessionConfigBoolean: Final = rt.struct_decoder(
+    f_SessionConfigBoolean, "SessionConfigBoolean", t.SessionConfigBoolean
+)
 
 
 def f_LoadSessionResponse(
@@ -2198,10 +2123,7 @@ def f_LoadSessionResponse(
     )
 
 
-def d_ListSessionsResponse(v: Any, path: str, cx: rt.Ctx) -> t.ListSessionsResponse:
-    return f_ListSessionsResponse(
-        rt.expect_object(v, path, "ListSessionsResponse").members, path, cx, t.ListSessionsResponse
-    )
+d_LoadSessionResponse: Final = rt.struct_decoder(f_LoadSessionResponse, "LoadSessionResponse", t.LoadSessionResponse)
 
 
 def f_ListSessionsResponse(
@@ -2230,8 +2152,9 @@ def f_ListSessionsResponse(
     )
 
 
-def d_SessionInfo(v: Any, path: str, cx: rt.Ctx) -> t.SessionInfo:
-    return f_SessionInfo(rt.expect_object(v, path, "SessionInfo").members, path, cx, t.SessionInfo)
+d_ListSessionsResponse: Final = rt.struct_decoder(
+    f_ListSessionsResponse, "ListSessionsResponse", t.ListSessionsResponse
+)
 
 
 def f_SessionInfo(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.SessionInfo]) -> t.SessionInfo:
@@ -2271,10 +2194,7 @@ def f_SessionInfo(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Sessio
     )
 
 
-def d_DeleteSessionResponse(v: Any, path: str, cx: rt.Ctx) -> t.DeleteSessionResponse:
-    return f_DeleteSessionResponse(
-        rt.expect_object(v, path, "DeleteSessionResponse").members, path, cx, t.DeleteSessionResponse
-    )
+d_SessionInfo: Final = rt.struct_decoder(f_SessionInfo, "SessionInfo", t.SessionInfo)
 
 
 def f_DeleteSessionResponse(
@@ -2289,10 +2209,9 @@ def f_DeleteSessionResponse(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_ResumeSessionResponse(v: Any, path: str, cx: rt.Ctx) -> t.ResumeSessionResponse:
-    return f_ResumeSessionResponse(
-        rt.expect_object(v, path, "ResumeSessionResponse").members, path, cx, t.ResumeSessionResponse
-    )
+d_DeleteSessionResponse: Final = rt.struct_decoder(
+    f_DeleteSessionResponse, "DeleteSessionResponse", t.DeleteSessionResponse
+)
 
 
 def f_ResumeSessionResponse(
@@ -2319,10 +2238,9 @@ def f_ResumeSessionResponse(
     )
 
 
-def d_CloseSessionResponse(v: Any, path: str, cx: rt.Ctx) -> t.CloseSessionResponse:
-    return f_CloseSessionResponse(
-        rt.expect_object(v, path, "CloseSessionResponse").members, path, cx, t.CloseSessionResponse
-    )
+d_ResumeSessionResponse: Final = rt.struct_decoder(
+    f_ResumeSessionResponse, "ResumeSessionResponse", t.ResumeSessionResponse
+)
 
 
 def f_CloseSessionResponse(
@@ -2337,10 +2255,9 @@ def f_CloseSessionResponse(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_SetSessionModeResponse(v: Any, path: str, cx: rt.Ctx) -> t.SetSessionModeResponse:
-    return f_SetSessionModeResponse(
-        rt.expect_object(v, path, "SetSessionModeResponse").members, path, cx, t.SetSessionModeResponse
-    )
+d_CloseSessionResponse: Final = rt.struct_decoder(
+    f_CloseSessionResponse, "CloseSessionResponse", t.CloseSessionResponse
+)
 
 
 def f_SetSessionModeResponse(
@@ -2355,10 +2272,9 @@ def f_SetSessionModeResponse(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_SetSessionConfigOptionResponse(v: Any, path: str, cx: rt.Ctx) -> t.SetSessionConfigOptionResponse:
-    return f_SetSessionConfigOptionResponse(
-        rt.expect_object(v, path, "SetSessionConfigOptionResponse").members, path, cx, t.SetSessionConfigOptionResponse
-    )
+d_SetSessionModeResponse: Final = rt.struct_decoder(
+    f_SetSessionModeResponse, "SetSessionModeResponse", t.SetSessionModeResponse
+)
 
 
 def f_SetSessionConfigOptionResponse(
@@ -2381,8 +2297,9 @@ def f_SetSessionConfigOptionResponse(
     )
 
 
-def d_PromptResponse(v: Any, path: str, cx: rt.Ctx) -> t.PromptResponse:
-    return f_PromptResponse(rt.expect_object(v, path, "PromptResponse").members, path, cx, t.PromptResponse)
+d_SetSessionConfigOptionResponse: Final = rt.struct_decoder(
+    f_SetSessionConfigOptionResponse, "SetSessionConfigOptionResponse", t.SetSessionConfigOptionResponse
+)
 
 
 def f_PromptResponse(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PromptResponse]) -> t.PromptResponse:
@@ -2399,17 +2316,14 @@ def f_PromptResponse(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Pro
     return cls(stop_reason=rt.need(x_stop_reason, path, "stopReason"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
+d_PromptResponse: Final = rt.struct_decoder(f_PromptResponse, "PromptResponse", t.PromptResponse)
+
+
 _StopReason_VALUES: Final = ("end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled")
 
 
 def d_StopReason(v: Any, path: str, cx: rt.Ctx) -> str:
     return rt.d_enum(v, path, _StopReason_VALUES)
-
-
-def d_SessionNotification(v: Any, path: str, cx: rt.Ctx) -> t.SessionNotification:
-    return f_SessionNotification(
-        rt.expect_object(v, path, "SessionNotification").members, path, cx, t.SessionNotification
-    )
 
 
 def f_SessionNotification(
@@ -2434,6 +2348,9 @@ def f_SessionNotification(
         update=rt.need(x_update, path, "update"),
         meta=UNSET if x_meta is MISSING else x_meta,
     )
+
+
+d_SessionNotification: Final = rt.struct_decoder(f_SessionNotification, "SessionNotification", t.SessionNotification)
 
 
 def d_SessionUpdate(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -2473,10 +2390,6 @@ def d_SessionUpdate(v: Any, path: str, cx: rt.Ctx) -> Any:
     return rt.unknown(cx, obj, "sessionUpdate", tag)
 
 
-def d_ContentChunk(v: Any, path: str, cx: rt.Ctx) -> t.ContentChunk:
-    return f_ContentChunk(rt.expect_object(v, path, "ContentChunk").members, path, cx, t.ContentChunk)
-
-
 def f_ContentChunk(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ContentChunk]) -> t.ContentChunk:
     x_content: Any = MISSING
     x_message_id: Any = MISSING
@@ -2499,8 +2412,7 @@ def f_ContentChunk(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Conte
     )
 
 
-def d_ToolCall(v: Any, path: str, cx: rt.Ctx) -> t.ToolCall:
-    return f_ToolCall(rt.expect_object(v, path, "ToolCall").members, path, cx, t.ToolCall)
+d_ContentChunk: Final = rt.struct_decoder(f_ContentChunk, "ContentChunk", t.ContentChunk)
 
 
 def f_ToolCall(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ToolCall]) -> t.ToolCall:
@@ -2560,8 +2472,7 @@ def f_ToolCall(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ToolCall]
     )
 
 
-def d_PlanEntry(v: Any, path: str, cx: rt.Ctx) -> t.PlanEntry:
-    return f_PlanEntry(rt.expect_object(v, path, "PlanEntry").members, path, cx, t.PlanEntry)
+d_ToolCall: Final = rt.struct_decoder(f_ToolCall, "ToolCall", t.ToolCall)
 
 
 def f_PlanEntry(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PlanEntry]) -> t.PlanEntry:
@@ -2591,6 +2502,9 @@ def f_PlanEntry(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PlanEntr
     )
 
 
+d_PlanEntry: Final = rt.struct_decoder(f_PlanEntry, "PlanEntry", t.PlanEntry)
+
+
 _PlanEntryPriority_VALUES: Final = ("high", "medium", "low")
 
 
@@ -2603,10 +2517,6 @@ _PlanEntryStatus_VALUES: Final = ("pending", "in_progress", "completed")
 
 def d_PlanEntryStatus(v: Any, path: str, cx: rt.Ctx) -> str:
     return rt.d_enum(v, path, _PlanEntryStatus_VALUES)
-
-
-def d_Plan(v: Any, path: str, cx: rt.Ctx) -> t.Plan:
-    return f_Plan(rt.expect_object(v, path, "Plan").members, path, cx, t.Plan)
 
 
 def f_Plan(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Plan]) -> t.Plan:
@@ -2625,8 +2535,7 @@ def f_Plan(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Plan]) -> t.P
     return cls(entries=rt.need(x_entries, path, "entries"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_AvailableCommand(v: Any, path: str, cx: rt.Ctx) -> t.AvailableCommand:
-    return f_AvailableCommand(rt.expect_object(v, path, "AvailableCommand").members, path, cx, t.AvailableCommand)
+d_Plan: Final = rt.struct_decoder(f_Plan, "Plan", t.Plan)
 
 
 def f_AvailableCommand(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.AvailableCommand]) -> t.AvailableCommand:
@@ -2656,17 +2565,14 @@ def f_AvailableCommand(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.A
     )
 
 
+d_AvailableCommand: Final = rt.struct_decoder(f_AvailableCommand, "AvailableCommand", t.AvailableCommand)
+
+
 def d_AvailableCommandInput(v: Any, path: str, cx: rt.Ctx) -> Any:
     got = rt.attempt(cx, v, path, d_UnstructuredCommandInput)
     if got is not MISSING:
         return got
     raise rt.no_variant(path, v, "UnstructuredCommandInput")
-
-
-def d_UnstructuredCommandInput(v: Any, path: str, cx: rt.Ctx) -> t.UnstructuredCommandInput:
-    return f_UnstructuredCommandInput(
-        rt.expect_object(v, path, "UnstructuredCommandInput").members, path, cx, t.UnstructuredCommandInput
-    )
 
 
 def f_UnstructuredCommandInput(
@@ -2685,10 +2591,9 @@ def f_UnstructuredCommandInput(
     return cls(hint=rt.need(x_hint, path, "hint"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_AvailableCommandsUpdate(v: Any, path: str, cx: rt.Ctx) -> t.AvailableCommandsUpdate:
-    return f_AvailableCommandsUpdate(
-        rt.expect_object(v, path, "AvailableCommandsUpdate").members, path, cx, t.AvailableCommandsUpdate
-    )
+d_UnstructuredCommandInput: Final = rt.struct_decoder(
+    f_UnstructuredCommandInput, "UnstructuredCommandInput", t.UnstructuredCommandInput
+)
 
 
 def f_AvailableCommandsUpdate(
@@ -2712,8 +2617,9 @@ def f_AvailableCommandsUpdate(
     )
 
 
-def d_CurrentModeUpdate(v: Any, path: str, cx: rt.Ctx) -> t.CurrentModeUpdate:
-    return f_CurrentModeUpdate(rt.expect_object(v, path, "CurrentModeUpdate").members, path, cx, t.CurrentModeUpdate)
+d_AvailableCommandsUpdate: Final = rt.struct_decoder(
+    f_AvailableCommandsUpdate, "AvailableCommandsUpdate", t.AvailableCommandsUpdate
+)
 
 
 def f_CurrentModeUpdate(
@@ -2734,8 +2640,7 @@ def f_CurrentModeUpdate(
     )
 
 
-def d_ConfigOptionUpdate(v: Any, path: str, cx: rt.Ctx) -> t.ConfigOptionUpdate:
-    return f_ConfigOptionUpdate(rt.expect_object(v, path, "ConfigOptionUpdate").members, path, cx, t.ConfigOptionUpdate)
+d_CurrentModeUpdate: Final = rt.struct_decoder(f_CurrentModeUpdate, "CurrentModeUpdate", t.CurrentModeUpdate)
 
 
 def f_ConfigOptionUpdate(
@@ -2758,8 +2663,7 @@ def f_ConfigOptionUpdate(
     )
 
 
-def d_SessionInfoUpdate(v: Any, path: str, cx: rt.Ctx) -> t.SessionInfoUpdate:
-    return f_SessionInfoUpdate(rt.expect_object(v, path, "SessionInfoUpdate").members, path, cx, t.SessionInfoUpdate)
+d_ConfigOptionUpdate: Final = rt.struct_decoder(f_ConfigOptionUpdate, "ConfigOptionUpdate", t.ConfigOptionUpdate)
 
 
 def f_SessionInfoUpdate(
@@ -2786,8 +2690,7 @@ def f_SessionInfoUpdate(
     )
 
 
-def d_Cost(v: Any, path: str, cx: rt.Ctx) -> t.Cost:
-    return f_Cost(rt.expect_object(v, path, "Cost").members, path, cx, t.Cost)
+d_SessionInfoUpdate: Final = rt.struct_decoder(f_SessionInfoUpdate, "SessionInfoUpdate", t.SessionInfoUpdate)
 
 
 def f_Cost(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Cost]) -> t.Cost:
@@ -2812,8 +2715,7 @@ def f_Cost(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Cost]) -> t.C
     )
 
 
-def d_UsageUpdate(v: Any, path: str, cx: rt.Ctx) -> t.UsageUpdate:
-    return f_UsageUpdate(rt.expect_object(v, path, "UsageUpdate").members, path, cx, t.UsageUpdate)
+d_Cost: Final = rt.struct_decoder(f_Cost, "Cost", t.Cost)
 
 
 def f_UsageUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.UsageUpdate]) -> t.UsageUpdate:
@@ -2843,12 +2745,11 @@ def f_UsageUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.UsageU
     )
 
 
+d_UsageUpdate: Final = rt.struct_decoder(f_UsageUpdate, "UsageUpdate", t.UsageUpdate)
+
+
 def d_NoticeSeverity(v: Any, path: str, cx: rt.Ctx) -> str:
     return rt.d_str(v, path, cx)
-
-
-def d_Notice(v: Any, path: str, cx: rt.Ctx) -> t.Notice:
-    return f_Notice(rt.expect_object(v, path, "Notice").members, path, cx, t.Notice)
 
 
 def f_Notice(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Notice]) -> t.Notice:
@@ -2883,12 +2784,11 @@ def f_Notice(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Notice]) ->
     )
 
 
+d_Notice: Final = rt.struct_decoder(f_Notice, "Notice", t.Notice)
+
+
 def d_CompactionStatus(v: Any, path: str, cx: rt.Ctx) -> str:
     return rt.d_str(v, path, cx)
-
-
-def d_CompactionUpdate(v: Any, path: str, cx: rt.Ctx) -> t.CompactionUpdate:
-    return f_CompactionUpdate(rt.expect_object(v, path, "CompactionUpdate").members, path, cx, t.CompactionUpdate)
 
 
 def f_CompactionUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.CompactionUpdate]) -> t.CompactionUpdate:
@@ -2923,10 +2823,7 @@ def f_CompactionUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.C
     )
 
 
-def d_CompactionSummaryChunk(v: Any, path: str, cx: rt.Ctx) -> t.CompactionSummaryChunk:
-    return f_CompactionSummaryChunk(
-        rt.expect_object(v, path, "CompactionSummaryChunk").members, path, cx, t.CompactionSummaryChunk
-    )
+d_CompactionUpdate: Final = rt.struct_decoder(f_CompactionUpdate, "CompactionUpdate", t.CompactionUpdate)
 
 
 def f_CompactionSummaryChunk(
@@ -2953,13 +2850,9 @@ def f_CompactionSummaryChunk(
     )
 
 
-def d_CompleteElicitationNotification(v: Any, path: str, cx: rt.Ctx) -> t.CompleteElicitationNotification:
-    return f_CompleteElicitationNotification(
-        rt.expect_object(v, path, "CompleteElicitationNotification").members,
-        path,
-        cx,
-        t.CompleteElicitationNotification,
-    )
+d_CompactionSummaryChunk: Final = rt.struct_decoder(
+    f_CompactionSummaryChunk, "CompactionSummaryChunk", t.CompactionSummaryChunk
+)
 
 
 def f_CompleteElicitationNotification(
@@ -2980,8 +2873,9 @@ def f_CompleteElicitationNotification(
     )
 
 
-def d_InitializeRequest(v: Any, path: str, cx: rt.Ctx) -> t.InitializeRequest:
-    return f_InitializeRequest(rt.expect_object(v, path, "InitializeRequest").members, path, cx, t.InitializeRequest)
+d_CompleteElicitationNotification: Final = rt.struct_decoder(
+    f_CompleteElicitationNotification, "CompleteElicitationNotification", t.CompleteElicitationNotification
+)
 
 
 def f_InitializeRequest(
@@ -3013,8 +2907,7 @@ def f_InitializeRequest(
     )
 
 
-def d_ClientCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.ClientCapabilities:
-    return f_ClientCapabilities(rt.expect_object(v, path, "ClientCapabilities").members, path, cx, t.ClientCapabilities)
+d_InitializeRequest: Final = rt.struct_decoder(f_InitializeRequest, "InitializeRequest", t.InitializeRequest)
 
 
 def f_ClientCapabilities(
@@ -3056,10 +2949,7 @@ def f_ClientCapabilities(
     )
 
 
-def d_FileSystemCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.FileSystemCapabilities:
-    return f_FileSystemCapabilities(
-        rt.expect_object(v, path, "FileSystemCapabilities").members, path, cx, t.FileSystemCapabilities
-    )
+d_ClientCapabilities: Final = rt.struct_decoder(f_ClientCapabilities, "ClientCapabilities", t.ClientCapabilities)
 
 
 def f_FileSystemCapabilities(
@@ -3086,10 +2976,9 @@ def f_FileSystemCapabilities(
     )
 
 
-def d_ClientSessionCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.ClientSessionCapabilities:
-    return f_ClientSessionCapabilities(
-        rt.expect_object(v, path, "ClientSessionCapabilities").members, path, cx, t.ClientSessionCapabilities
-    )
+d_FileSystemCapabilities: Final = rt.struct_decoder(
+    f_FileSystemCapabilities, "FileSystemCapabilities", t.FileSystemCapabilities
+)
 
 
 def f_ClientSessionCapabilities(
@@ -3121,10 +3010,9 @@ def f_ClientSessionCapabilities(
     )
 
 
-def d_CompactionCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.CompactionCapabilities:
-    return f_CompactionCapabilities(
-        rt.expect_object(v, path, "CompactionCapabilities").members, path, cx, t.CompactionCapabilities
-    )
+d_ClientSessionCapabilities: Final = rt.struct_decoder(
+    f_ClientSessionCapabilities, "ClientSessionCapabilities", t.ClientSessionCapabilities
+)
 
 
 def f_CompactionCapabilities(
@@ -3133,13 +3021,9 @@ def f_CompactionCapabilities(
     return cls()
 
 
-def d_SessionConfigOptionsCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.SessionConfigOptionsCapabilities:
-    return f_SessionConfigOptionsCapabilities(
-        rt.expect_object(v, path, "SessionConfigOptionsCapabilities").members,
-        path,
-        cx,
-        t.SessionConfigOptionsCapabilities,
-    )
+d_CompactionCapabilities: Final = rt.struct_decoder(
+    f_CompactionCapabilities, "CompactionCapabilities", t.CompactionCapabilities
+)
 
 
 def f_SessionConfigOptionsCapabilities(
@@ -3158,13 +3042,9 @@ def f_SessionConfigOptionsCapabilities(
     return cls(boolean=UNSET if x_boolean is MISSING else x_boolean, meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_BooleanConfigOptionCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.BooleanConfigOptionCapabilities:
-    return f_BooleanConfigOptionCapabilities(
-        rt.expect_object(v, path, "BooleanConfigOptionCapabilities").members,
-        path,
-        cx,
-        t.BooleanConfigOptionCapabilities,
-    )
+d_SessionConfigOptionsCapabilities: Final = rt.struct_decoder(
+    f_SessionConfigOptionsCapabilities, "SessionConfigOptionsCapabilities", t.SessionConfigOptionsCapabilities
+)
 
 
 def f_BooleanConfigOptionCapabilities(
@@ -3179,8 +3059,9 @@ def f_BooleanConfigOptionCapabilities(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_NoticeCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.NoticeCapabilities:
-    return f_NoticeCapabilities(rt.expect_object(v, path, "NoticeCapabilities").members, path, cx, t.NoticeCapabilities)
+d_BooleanConfigOptionCapabilities: Final = rt.struct_decoder(
+    f_BooleanConfigOptionCapabilities, "BooleanConfigOptionCapabilities", t.BooleanConfigOptionCapabilities
+)
 
 
 def f_NoticeCapabilities(
@@ -3189,8 +3070,7 @@ def f_NoticeCapabilities(
     return cls()
 
 
-def d_AuthCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.AuthCapabilities:
-    return f_AuthCapabilities(rt.expect_object(v, path, "AuthCapabilities").members, path, cx, t.AuthCapabilities)
+d_NoticeCapabilities: Final = rt.struct_decoder(f_NoticeCapabilities, "NoticeCapabilities", t.NoticeCapabilities)
 
 
 def f_AuthCapabilities(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.AuthCapabilities]) -> t.AuthCapabilities:
@@ -3207,10 +3087,7 @@ def f_AuthCapabilities(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.A
     return cls(terminal=False if x_terminal is MISSING else x_terminal, meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_ElicitationCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationCapabilities:
-    return f_ElicitationCapabilities(
-        rt.expect_object(v, path, "ElicitationCapabilities").members, path, cx, t.ElicitationCapabilities
-    )
+d_AuthCapabilities: Final = rt.struct_decoder(f_AuthCapabilities, "AuthCapabilities", t.AuthCapabilities)
 
 
 def f_ElicitationCapabilities(
@@ -3237,10 +3114,9 @@ def f_ElicitationCapabilities(
     )
 
 
-def d_ElicitationFormCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationFormCapabilities:
-    return f_ElicitationFormCapabilities(
-        rt.expect_object(v, path, "ElicitationFormCapabilities").members, path, cx, t.ElicitationFormCapabilities
-    )
+d_ElicitationCapabilities: Final = rt.struct_decoder(
+    f_ElicitationCapabilities, "ElicitationCapabilities", t.ElicitationCapabilities
+)
 
 
 def f_ElicitationFormCapabilities(
@@ -3255,10 +3131,9 @@ def f_ElicitationFormCapabilities(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_ElicitationUrlCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationUrlCapabilities:
-    return f_ElicitationUrlCapabilities(
-        rt.expect_object(v, path, "ElicitationUrlCapabilities").members, path, cx, t.ElicitationUrlCapabilities
-    )
+d_ElicitationFormCapabilities: Final = rt.struct_decoder(
+    f_ElicitationFormCapabilities, "ElicitationFormCapabilities", t.ElicitationFormCapabilities
+)
 
 
 def f_ElicitationUrlCapabilities(
@@ -3273,10 +3148,9 @@ def f_ElicitationUrlCapabilities(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_AuthenticateRequest(v: Any, path: str, cx: rt.Ctx) -> t.AuthenticateRequest:
-    return f_AuthenticateRequest(
-        rt.expect_object(v, path, "AuthenticateRequest").members, path, cx, t.AuthenticateRequest
-    )
+d_ElicitationUrlCapabilities: Final = rt.struct_decoder(
+    f_ElicitationUrlCapabilities, "ElicitationUrlCapabilities", t.ElicitationUrlCapabilities
+)
 
 
 def f_AuthenticateRequest(
@@ -3295,8 +3169,7 @@ def f_AuthenticateRequest(
     return cls(method_id=rt.need(x_method_id, path, "methodId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_LogoutRequest(v: Any, path: str, cx: rt.Ctx) -> t.LogoutRequest:
-    return f_LogoutRequest(rt.expect_object(v, path, "LogoutRequest").members, path, cx, t.LogoutRequest)
+d_AuthenticateRequest: Final = rt.struct_decoder(f_AuthenticateRequest, "AuthenticateRequest", t.AuthenticateRequest)
 
 
 def f_LogoutRequest(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.LogoutRequest]) -> t.LogoutRequest:
@@ -3309,8 +3182,7 @@ def f_LogoutRequest(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Logo
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_NewSessionRequest(v: Any, path: str, cx: rt.Ctx) -> t.NewSessionRequest:
-    return f_NewSessionRequest(rt.expect_object(v, path, "NewSessionRequest").members, path, cx, t.NewSessionRequest)
+d_LogoutRequest: Final = rt.struct_decoder(f_LogoutRequest, "LogoutRequest", t.LogoutRequest)
 
 
 def f_NewSessionRequest(
@@ -3327,10 +3199,10 @@ def f_NewSessionRequest(
             x_cwd = rt.d_str(val, path + ".cwd", cx)
         elif key == "additionalDirectories":
             seen = rt.once(seen, 2, path, key)
-            x_additional_directories = rt.default_on_null(cx, val, path + ".additionalDirectories", _list_1)
+            x_additional_directories = rt.default_on_null(cx, val, path + ".additionalDirectories", _list_string)
         elif key == "mcpServers":
             seen = rt.once(seen, 4, path, key)
-            x_mcp_servers = rt.default_on_null(cx, val, path + ".mcpServers", _list_8)
+            x_mcp_servers = rt.default_on_null(cx, val, path + ".mcpServers", _list_McpServer)
             if x_mcp_servers is MISSING:
                 x_mcp_servers = []
         elif key == "_meta":
@@ -3344,6 +3216,9 @@ def f_NewSessionRequest(
     )
 
 
+d_NewSessionRequest: Final = rt.struct_decoder(f_NewSessionRequest, "NewSessionRequest", t.NewSessionRequest)
+
+
 def d_McpServer(v: Any, path: str, cx: rt.Ctx) -> Any:
     obj = rt.expect_object(v, path, "McpServer")
     tag, rest = rt.split_tag(obj, "type", path)
@@ -3355,10 +3230,6 @@ def d_McpServer(v: Any, path: str, cx: rt.Ctx) -> Any:
         return f_McpServerStdio(obj.members, path, cx, t.McpServerStdio)
     rt.warn_unknown(cx, path, "McpServer", tag)
     return rt.unknown(cx, obj, "type", tag)
-
-
-def d_HttpHeader(v: Any, path: str, cx: rt.Ctx) -> t.HttpHeader:
-    return f_HttpHeader(rt.expect_object(v, path, "HttpHeader").members, path, cx, t.HttpHeader)
 
 
 def f_HttpHeader(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.HttpHeader]) -> t.HttpHeader:
@@ -3383,8 +3254,7 @@ def f_HttpHeader(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.HttpHea
     )
 
 
-def d_McpServerHttp(v: Any, path: str, cx: rt.Ctx) -> t.McpServerHttp:
-    return f_McpServerHttp(rt.expect_object(v, path, "McpServerHttp").members, path, cx, t.McpServerHttp)
+d_HttpHeader: Final = rt.struct_decoder(f_HttpHeader, "HttpHeader", t.HttpHeader)
 
 
 def f_McpServerHttp(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.McpServerHttp]) -> t.McpServerHttp:
@@ -3402,7 +3272,7 @@ def f_McpServerHttp(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.McpS
             x_url = rt.d_str(val, path + ".url", cx)
         elif key == "headers":
             seen = rt.once(seen, 4, path, key)
-            x_headers = rt.default_on_null(cx, val, path + ".headers", _list_9)
+            x_headers = rt.default_on_null(cx, val, path + ".headers", _list_HttpHeader)
             if x_headers is MISSING:
                 x_headers = []
         elif key == "_meta":
@@ -3416,8 +3286,7 @@ def f_McpServerHttp(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.McpS
     )
 
 
-def d_McpServerSse(v: Any, path: str, cx: rt.Ctx) -> t.McpServerSse:
-    return f_McpServerSse(rt.expect_object(v, path, "McpServerSse").members, path, cx, t.McpServerSse)
+d_McpServerHttp: Final = rt.struct_decoder(f_McpServerHttp, "McpServerHttp", t.McpServerHttp)
 
 
 def f_McpServerSse(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.McpServerSse]) -> t.McpServerSse:
@@ -3435,7 +3304,7 @@ def f_McpServerSse(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.McpSe
             x_url = rt.d_str(val, path + ".url", cx)
         elif key == "headers":
             seen = rt.once(seen, 4, path, key)
-            x_headers = rt.default_on_null(cx, val, path + ".headers", _list_9)
+            x_headers = rt.default_on_null(cx, val, path + ".headers", _list_HttpHeader)
             if x_headers is MISSING:
                 x_headers = []
         elif key == "_meta":
@@ -3449,8 +3318,7 @@ def f_McpServerSse(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.McpSe
     )
 
 
-def d_McpServerStdio(v: Any, path: str, cx: rt.Ctx) -> t.McpServerStdio:
-    return f_McpServerStdio(rt.expect_object(v, path, "McpServerStdio").members, path, cx, t.McpServerStdio)
+d_McpServerSse: Final = rt.struct_decoder(f_McpServerSse, "McpServerSse", t.McpServerSse)
 
 
 def f_McpServerStdio(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.McpServerStdio]) -> t.McpServerStdio:
@@ -3469,12 +3337,12 @@ def f_McpServerStdio(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Mcp
             x_command = rt.d_str(val, path + ".command", cx)
         elif key == "args":
             seen = rt.once(seen, 4, path, key)
-            x_args = rt.default_on_null(cx, val, path + ".args", _list_1)
+            x_args = rt.default_on_null(cx, val, path + ".args", _list_string)
             if x_args is MISSING:
                 x_args = []
         elif key == "env":
             seen = rt.once(seen, 8, path, key)
-            x_env = rt.default_on_null(cx, val, path + ".env", _list_2)
+            x_env = rt.default_on_null(cx, val, path + ".env", _list_EnvVariable)
             if x_env is MISSING:
                 x_env = []
         elif key == "_meta":
@@ -3489,8 +3357,7 @@ def f_McpServerStdio(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Mcp
     )
 
 
-def d_LoadSessionRequest(v: Any, path: str, cx: rt.Ctx) -> t.LoadSessionRequest:
-    return f_LoadSessionRequest(rt.expect_object(v, path, "LoadSessionRequest").members, path, cx, t.LoadSessionRequest)
+d_McpServerStdio: Final = rt.struct_decoder(f_McpServerStdio, "McpServerStdio", t.McpServerStdio)
 
 
 def f_LoadSessionRequest(
@@ -3505,7 +3372,7 @@ def f_LoadSessionRequest(
     for key, val, s, e in members:
         if key == "mcpServers":
             seen = rt.once(seen, 1, path, key)
-            x_mcp_servers = rt.default_on_null(cx, val, path + ".mcpServers", _list_8)
+            x_mcp_servers = rt.default_on_null(cx, val, path + ".mcpServers", _list_McpServer)
             if x_mcp_servers is MISSING:
                 x_mcp_servers = []
         elif key == "cwd":
@@ -3513,7 +3380,7 @@ def f_LoadSessionRequest(
             x_cwd = rt.d_str(val, path + ".cwd", cx)
         elif key == "additionalDirectories":
             seen = rt.once(seen, 4, path, key)
-            x_additional_directories = rt.default_on_null(cx, val, path + ".additionalDirectories", _list_1)
+            x_additional_directories = rt.default_on_null(cx, val, path + ".additionalDirectories", _list_string)
         elif key == "sessionId":
             seen = rt.once(seen, 8, path, key)
             x_session_id = rt.d_str(val, path + ".sessionId", cx)
@@ -3529,10 +3396,7 @@ def f_LoadSessionRequest(
     )
 
 
-def d_ListSessionsRequest(v: Any, path: str, cx: rt.Ctx) -> t.ListSessionsRequest:
-    return f_ListSessionsRequest(
-        rt.expect_object(v, path, "ListSessionsRequest").members, path, cx, t.ListSessionsRequest
-    )
+d_LoadSessionRequest: Final = rt.struct_decoder(f_LoadSessionRequest, "LoadSessionRequest", t.LoadSessionRequest)
 
 
 def f_ListSessionsRequest(
@@ -3559,10 +3423,7 @@ def f_ListSessionsRequest(
     )
 
 
-def d_DeleteSessionRequest(v: Any, path: str, cx: rt.Ctx) -> t.DeleteSessionRequest:
-    return f_DeleteSessionRequest(
-        rt.expect_object(v, path, "DeleteSessionRequest").members, path, cx, t.DeleteSessionRequest
-    )
+d_ListSessionsRequest: Final = rt.struct_decoder(f_ListSessionsRequest, "ListSessionsRequest", t.ListSessionsRequest)
 
 
 def f_DeleteSessionRequest(
@@ -3581,10 +3442,9 @@ def f_DeleteSessionRequest(
     return cls(session_id=rt.need(x_session_id, path, "sessionId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_ResumeSessionRequest(v: Any, path: str, cx: rt.Ctx) -> t.ResumeSessionRequest:
-    return f_ResumeSessionRequest(
-        rt.expect_object(v, path, "ResumeSessionRequest").members, path, cx, t.ResumeSessionRequest
-    )
+d_DeleteSessionRequest: Final = rt.struct_decoder(
+    f_DeleteSessionRequest, "DeleteSessionRequest", t.DeleteSessionRequest
+)
 
 
 def f_ResumeSessionRequest(
@@ -3605,10 +3465,10 @@ def f_ResumeSessionRequest(
             x_cwd = rt.d_str(val, path + ".cwd", cx)
         elif key == "additionalDirectories":
             seen = rt.once(seen, 4, path, key)
-            x_additional_directories = rt.default_on_null(cx, val, path + ".additionalDirectories", _list_1)
+            x_additional_directories = rt.default_on_null(cx, val, path + ".additionalDirectories", _list_string)
         elif key == "mcpServers":
             seen = rt.once(seen, 8, path, key)
-            x_mcp_servers = rt.default_on_null(cx, val, path + ".mcpServers", _list_8)
+            x_mcp_servers = rt.default_on_null(cx, val, path + ".mcpServers", _list_McpServer)
         elif key == "_meta":
             seen = rt.once(seen, 16, path, key)
             x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
@@ -3621,10 +3481,9 @@ def f_ResumeSessionRequest(
     )
 
 
-def d_CloseSessionRequest(v: Any, path: str, cx: rt.Ctx) -> t.CloseSessionRequest:
-    return f_CloseSessionRequest(
-        rt.expect_object(v, path, "CloseSessionRequest").members, path, cx, t.CloseSessionRequest
-    )
+d_ResumeSessionRequest: Final = rt.struct_decoder(
+    f_ResumeSessionRequest, "ResumeSessionRequest", t.ResumeSessionRequest
+)
 
 
 def f_CloseSessionRequest(
@@ -3643,10 +3502,7 @@ def f_CloseSessionRequest(
     return cls(session_id=rt.need(x_session_id, path, "sessionId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_SetSessionModeRequest(v: Any, path: str, cx: rt.Ctx) -> t.SetSessionModeRequest:
-    return f_SetSessionModeRequest(
-        rt.expect_object(v, path, "SetSessionModeRequest").members, path, cx, t.SetSessionModeRequest
-    )
+d_CloseSessionRequest: Final = rt.struct_decoder(f_CloseSessionRequest, "CloseSessionRequest", t.CloseSessionRequest)
 
 
 def f_SetSessionModeRequest(
@@ -3673,15 +3529,9 @@ def f_SetSessionModeRequest(
     )
 
 
-def d_SetSessionConfigOptionRequestVariantBoolean(
-    v: Any, path: str, cx: rt.Ctx
-) -> t.SetSessionConfigOptionRequestVariantBoolean:
-    return f_SetSessionConfigOptionRequestVariantBoolean(
-        rt.expect_object(v, path, "SetSessionConfigOptionRequestVariantBoolean").members,
-        path,
-        cx,
-        t.SetSessionConfigOptionRequestVariantBoolean,
-    )
+d_SetSessionModeRequest: Final = rt.struct_decoder(
+    f_SetSessionModeRequest, "SetSessionModeRequest", t.SetSessionModeRequest
+)
 
 
 def f_SetSessionConfigOptionRequestVariantBoolean(
@@ -3696,15 +3546,11 @@ def f_SetSessionConfigOptionRequestVariantBoolean(
     return cls(value=rt.need(x_value, path, "value"))
 
 
-def d_SetSessionConfigOptionRequestVariantValueId(
-    v: Any, path: str, cx: rt.Ctx
-) -> t.SetSessionConfigOptionRequestVariantValueId:
-    return f_SetSessionConfigOptionRequestVariantValueId(
-        rt.expect_object(v, path, "SetSessionConfigOptionRequestVariantValueId").members,
-        path,
-        cx,
-        t.SetSessionConfigOptionRequestVariantValueId,
-    )
+d_SetSessionConfigOptionRequestVariantBoolean: Final = rt.struct_decoder(
+    f_SetSessionConfigOptionRequestVariantBoolean,
+    "SetSessionConfigOptionRequestVariantBoolean",
+    t.SetSessionConfigOptionRequestVariantBoolean,
+)
 
 
 def f_SetSessionConfigOptionRequestVariantValueId(
@@ -3717,6 +3563,13 @@ def f_SetSessionConfigOptionRequestVariantValueId(
             seen = rt.once(seen, 1, path, key)
             x_value = rt.d_str(val, path + ".value", cx)
     return cls(value=rt.need(x_value, path, "value"))
+
+
+d_SetSessionConfigOptionRequestVariantValueId: Final = rt.struct_decoder(
+    f_SetSessionConfigOptionRequestVariantValueId,
+    "SetSessionConfigOptionRequestVariantValueId",
+    t.SetSessionConfigOptionRequestVariantValueId,
+)
 
 
 def d_SetSessionConfigOptionRequestVariant(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -3762,10 +3615,6 @@ def d_SetSessionConfigOptionRequest(v: Any, path: str, cx: rt.Ctx) -> t.SetSessi
     )
 
 
-def d_PromptRequest(v: Any, path: str, cx: rt.Ctx) -> t.PromptRequest:
-    return f_PromptRequest(rt.expect_object(v, path, "PromptRequest").members, path, cx, t.PromptRequest)
-
-
 def f_PromptRequest(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PromptRequest]) -> t.PromptRequest:
     x_session_id: Any = MISSING
     x_prompt: Any = MISSING
@@ -3777,7 +3626,7 @@ def f_PromptRequest(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Prom
             x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "prompt":
             seen = rt.once(seen, 2, path, key)
-            x_prompt = _list_10(val, path + ".prompt", cx)
+            x_prompt = _list_ContentBlock(val, path + ".prompt", cx)
         elif key == "_meta":
             seen = rt.once(seen, 4, path, key)
             x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
@@ -3788,10 +3637,7 @@ def f_PromptRequest(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Prom
     )
 
 
-def d_WriteTextFileResponse(v: Any, path: str, cx: rt.Ctx) -> t.WriteTextFileResponse:
-    return f_WriteTextFileResponse(
-        rt.expect_object(v, path, "WriteTextFileResponse").members, path, cx, t.WriteTextFileResponse
-    )
+d_PromptRequest: Final = rt.struct_decoder(f_PromptRequest, "PromptRequest", t.PromptRequest)
 
 
 def f_WriteTextFileResponse(
@@ -3806,10 +3652,9 @@ def f_WriteTextFileResponse(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_ReadTextFileResponse(v: Any, path: str, cx: rt.Ctx) -> t.ReadTextFileResponse:
-    return f_ReadTextFileResponse(
-        rt.expect_object(v, path, "ReadTextFileResponse").members, path, cx, t.ReadTextFileResponse
-    )
+d_WriteTextFileResponse: Final = rt.struct_decoder(
+    f_WriteTextFileResponse, "WriteTextFileResponse", t.WriteTextFileResponse
+)
 
 
 def f_ReadTextFileResponse(
@@ -3828,10 +3673,9 @@ def f_ReadTextFileResponse(
     return cls(content=rt.need(x_content, path, "content"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_RequestPermissionResponse(v: Any, path: str, cx: rt.Ctx) -> t.RequestPermissionResponse:
-    return f_RequestPermissionResponse(
-        rt.expect_object(v, path, "RequestPermissionResponse").members, path, cx, t.RequestPermissionResponse
-    )
+d_ReadTextFileResponse: Final = rt.struct_decoder(
+    f_ReadTextFileResponse, "ReadTextFileResponse", t.ReadTextFileResponse
+)
 
 
 def f_RequestPermissionResponse(
@@ -3850,6 +3694,11 @@ def f_RequestPermissionResponse(
     return cls(outcome=rt.need(x_outcome, path, "outcome"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
+d_RequestPermissionResponse: Final = rt.struct_decoder(
+    f_RequestPermissionResponse, "RequestPermissionResponse", t.RequestPermissionResponse
+)
+
+
 def d_RequestPermissionOutcome(v: Any, path: str, cx: rt.Ctx) -> Any:
     obj = rt.expect_object(v, path, "RequestPermissionOutcome")
     tag, rest = rt.split_tag(obj, "outcome", path)
@@ -3861,12 +3710,6 @@ def d_RequestPermissionOutcome(v: Any, path: str, cx: rt.Ctx) -> Any:
         raise rt.missing(path, "outcome")
     rt.warn_unknown(cx, path, "RequestPermissionOutcome", tag)
     return rt.unknown(cx, obj, "outcome", tag)
-
-
-def d_SelectedPermissionOutcome(v: Any, path: str, cx: rt.Ctx) -> t.SelectedPermissionOutcome:
-    return f_SelectedPermissionOutcome(
-        rt.expect_object(v, path, "SelectedPermissionOutcome").members, path, cx, t.SelectedPermissionOutcome
-    )
 
 
 def f_SelectedPermissionOutcome(
@@ -3885,10 +3728,9 @@ def f_SelectedPermissionOutcome(
     return cls(option_id=rt.need(x_option_id, path, "optionId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_CreateTerminalResponse(v: Any, path: str, cx: rt.Ctx) -> t.CreateTerminalResponse:
-    return f_CreateTerminalResponse(
-        rt.expect_object(v, path, "CreateTerminalResponse").members, path, cx, t.CreateTerminalResponse
-    )
+d_SelectedPermissionOutcome: Final = rt.struct_decoder(
+    f_SelectedPermissionOutcome, "SelectedPermissionOutcome", t.SelectedPermissionOutcome
+)
 
 
 def f_CreateTerminalResponse(
@@ -3907,10 +3749,9 @@ def f_CreateTerminalResponse(
     return cls(terminal_id=rt.need(x_terminal_id, path, "terminalId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_TerminalOutputResponse(v: Any, path: str, cx: rt.Ctx) -> t.TerminalOutputResponse:
-    return f_TerminalOutputResponse(
-        rt.expect_object(v, path, "TerminalOutputResponse").members, path, cx, t.TerminalOutputResponse
-    )
+d_CreateTerminalResponse: Final = rt.struct_decoder(
+    f_CreateTerminalResponse, "CreateTerminalResponse", t.CreateTerminalResponse
+)
 
 
 def f_TerminalOutputResponse(
@@ -3942,8 +3783,9 @@ def f_TerminalOutputResponse(
     )
 
 
-def d_TerminalExitStatus(v: Any, path: str, cx: rt.Ctx) -> t.TerminalExitStatus:
-    return f_TerminalExitStatus(rt.expect_object(v, path, "TerminalExitStatus").members, path, cx, t.TerminalExitStatus)
+d_TerminalOutputResponse: Final = rt.struct_decoder(
+    f_TerminalOutputResponse, "TerminalOutputResponse", t.TerminalOutputResponse
+)
 
 
 def f_TerminalExitStatus(
@@ -3970,10 +3812,7 @@ def f_TerminalExitStatus(
     )
 
 
-def d_ReleaseTerminalResponse(v: Any, path: str, cx: rt.Ctx) -> t.ReleaseTerminalResponse:
-    return f_ReleaseTerminalResponse(
-        rt.expect_object(v, path, "ReleaseTerminalResponse").members, path, cx, t.ReleaseTerminalResponse
-    )
+d_TerminalExitStatus: Final = rt.struct_decoder(f_TerminalExitStatus, "TerminalExitStatus", t.TerminalExitStatus)
 
 
 def f_ReleaseTerminalResponse(
@@ -3988,10 +3827,9 @@ def f_ReleaseTerminalResponse(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_WaitForTerminalExitResponse(v: Any, path: str, cx: rt.Ctx) -> t.WaitForTerminalExitResponse:
-    return f_WaitForTerminalExitResponse(
-        rt.expect_object(v, path, "WaitForTerminalExitResponse").members, path, cx, t.WaitForTerminalExitResponse
-    )
+d_ReleaseTerminalResponse: Final = rt.struct_decoder(
+    f_ReleaseTerminalResponse, "ReleaseTerminalResponse", t.ReleaseTerminalResponse
+)
 
 
 def f_WaitForTerminalExitResponse(
@@ -4018,10 +3856,9 @@ def f_WaitForTerminalExitResponse(
     )
 
 
-def d_KillTerminalResponse(v: Any, path: str, cx: rt.Ctx) -> t.KillTerminalResponse:
-    return f_KillTerminalResponse(
-        rt.expect_object(v, path, "KillTerminalResponse").members, path, cx, t.KillTerminalResponse
-    )
+d_WaitForTerminalExitResponse: Final = rt.struct_decoder(
+    f_WaitForTerminalExitResponse, "WaitForTerminalExitResponse", t.WaitForTerminalExitResponse
+)
 
 
 def f_KillTerminalResponse(
@@ -4034,6 +3871,11 @@ def f_KillTerminalResponse(
             seen = rt.once(seen, 1, path, key)
             x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
+
+
+d_KillTerminalResponse: Final = rt.struct_decoder(
+    f_KillTerminalResponse, "KillTerminalResponse", t.KillTerminalResponse
+)
 
 
 def d_CreateElicitationResponseVariant(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -4075,19 +3917,13 @@ def d_ElicitationContentValue(v: Any, path: str, cx: rt.Ctx) -> Any:
     got = rt.attempt(cx, v, path, rt.d_bool)
     if got is not MISSING:
         return got
-    got = rt.attempt(cx, v, path, _list_1)
+    got = rt.attempt(cx, v, path, _list_string)
     if got is not MISSING:
         return got
     raise rt.no_variant(
         path,
         v,
         "one of a string, an integer from -9223372036854775808 to 9223372036854775807, a number, a boolean, an array of a string",
-    )
-
-
-def d_ElicitationAcceptAction(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationAcceptAction:
-    return f_ElicitationAcceptAction(
-        rt.expect_object(v, path, "ElicitationAcceptAction").members, path, cx, t.ElicitationAcceptAction
     )
 
 
@@ -4099,12 +3935,13 @@ def f_ElicitationAcceptAction(
     for key, val, _s, _e in members:
         if key == "content":
             seen = rt.once(seen, 1, path, key)
-            x_content = None if val is None else _map_11(val, path + ".content", cx)
+            x_content = None if val is None else _map_ElicitationContentValue(val, path + ".content", cx)
     return cls(content=UNSET if x_content is MISSING else x_content)
 
 
-def d_CancelNotification(v: Any, path: str, cx: rt.Ctx) -> t.CancelNotification:
-    return f_CancelNotification(rt.expect_object(v, path, "CancelNotification").members, path, cx, t.CancelNotification)
+d_ElicitationAcceptAction: Final = rt.struct_decoder(
+    f_ElicitationAcceptAction, "ElicitationAcceptAction", t.ElicitationAcceptAction
+)
 
 
 def f_CancelNotification(
@@ -4123,10 +3960,7 @@ def f_CancelNotification(
     return cls(session_id=rt.need(x_session_id, path, "sessionId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_CancelRequestNotification(v: Any, path: str, cx: rt.Ctx) -> t.CancelRequestNotification:
-    return f_CancelRequestNotification(
-        rt.expect_object(v, path, "CancelRequestNotification").members, path, cx, t.CancelRequestNotification
-    )
+d_CancelNotification: Final = rt.struct_decoder(f_CancelNotification, "CancelNotification", t.CancelNotification)
 
 
 def f_CancelRequestNotification(
@@ -4143,6 +3977,11 @@ def f_CancelRequestNotification(
             seen = rt.once(seen, 2, path, key)
             x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(request_id=rt.need(x_request_id, path, "requestId"), meta=UNSET if x_meta is MISSING else x_meta)
+
+
+d_CancelRequestNotification: Final = rt.struct_decoder(
+    f_CancelRequestNotification, "CancelRequestNotification", t.CancelRequestNotification
+)
 
 
 DECODERS: Final[dict[str, rt.Decoder]] = {

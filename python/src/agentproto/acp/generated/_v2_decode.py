@@ -10,71 +10,69 @@ from typing import Any, Final
 from msgspec import UNSET
 
 from agentproto.acp.generated import v2 as t
+from agentproto.acp.generated._v1_decode import (
+    _list_string,
+    d_CompactionStatus,
+    d_ElicitationSchemaType,
+    d_ElicitationSessionScope,
+    d_NoticeSeverity,
+    d_SessionConfigBoolean,
+    d_SessionConfigOptionCategory,
+    d_SetSessionConfigOptionRequestVariantBoolean,
+    f_SessionConfigBoolean,
+    f_SetSessionConfigOptionRequestVariantBoolean,
+)
 from agentproto.codec import runtime as rt
 from agentproto.codec.reader import JObject
 from agentproto.codec.runtime import MISSING
 
 
-def _list_0(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
+def _list_PermissionOption(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
     return rt.d_list(v, path, cx, d_PermissionOption)
 
 
-def _map_1(v: Any, path: str, cx: rt.Ctx) -> dict[str, Any]:
+def _map_ElicitationPropertySchema(v: Any, path: str, cx: rt.Ctx) -> dict[str, Any]:
     return rt.d_map(v, path, cx, d_ElicitationPropertySchema)
 
 
-def _list_2(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
-    return rt.d_list(v, path, cx, rt.d_str)
-
-
-def _list_3(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
+def _list_EnumOption(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
     return rt.d_list(v, path, cx, d_EnumOption)
 
 
-def _list_4(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
+def _list_EnvVariable(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
     return rt.d_list(v, path, cx, d_EnvVariable)
 
 
-def _list_5(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
+def _list_SessionConfigSelectOption(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
     return rt.d_list(v, path, cx, d_SessionConfigSelectOption)
 
 
-def _list_6(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
+def _list_SessionConfigSelectGroup(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
     return rt.d_list(v, path, cx, d_SessionConfigSelectGroup)
 
 
-def _list_7(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
-    return rt.d_list(v, path, cx, rt.d_str)
-
-
-def _list_8(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
+def _list_u16(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
     return rt.d_list(v, path, cx, rt.d_u16)
 
 
-def _list_9(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
+def _list_BackgroundWork(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
     return rt.d_list(v, path, cx, d_BackgroundWork)
 
 
-def _list_10(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
+def _list_McpServer(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
     return rt.d_list(v, path, cx, d_McpServer)
 
 
-def _list_11(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
+def _list_HttpHeader(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
     return rt.d_list(v, path, cx, d_HttpHeader)
 
 
-def _list_12(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
+def _list_ContentBlock(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
     return rt.d_list(v, path, cx, d_ContentBlock)
 
 
-def _map_13(v: Any, path: str, cx: rt.Ctx) -> dict[str, Any]:
+def _map_ElicitationContentValue(v: Any, path: str, cx: rt.Ctx) -> dict[str, Any]:
     return rt.d_map(v, path, cx, d_ElicitationContentValue)
-
-
-def d_RequestPermissionRequest(v: Any, path: str, cx: rt.Ctx) -> t.RequestPermissionRequest:
-    return f_RequestPermissionRequest(
-        rt.expect_object(v, path, "RequestPermissionRequest").members, path, cx, t.RequestPermissionRequest
-    )
 
 
 def f_RequestPermissionRequest(
@@ -102,7 +100,7 @@ def f_RequestPermissionRequest(
             x_subject = None if val is None else d_RequestPermissionSubject(val, path + ".subject", cx)
         elif key == "options":
             seen = rt.once(seen, 16, path, key)
-            x_options = _list_0(val, path + ".options", cx)
+            x_options = _list_PermissionOption(val, path + ".options", cx)
         elif key == "_meta":
             seen = rt.once(seen, 32, path, key)
             x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
@@ -123,6 +121,11 @@ def f_RequestPermissionRequest(
     )
 
 
+d_RequestPermissionRequest: Final = rt.struct_decoder(
+    f_RequestPermissionRequest, "RequestPermissionRequest", t.RequestPermissionRequest
+)
+
+
 def d_RequestPermissionSubject(v: Any, path: str, cx: rt.Ctx) -> Any:
     obj = rt.expect_object(v, path, "RequestPermissionSubject")
     tag, rest = rt.split_tag(obj, "type", path)
@@ -133,10 +136,6 @@ def d_RequestPermissionSubject(v: Any, path: str, cx: rt.Ctx) -> Any:
     if tag is None:
         raise rt.missing(path, "type")
     return rt.unknown(cx, obj, "type", tag)
-
-
-def d_ToolCallUpdate(v: Any, path: str, cx: rt.Ctx) -> t.ToolCallUpdate:
-    return f_ToolCallUpdate(rt.expect_object(v, path, "ToolCallUpdate").members, path, cx, t.ToolCallUpdate)
 
 
 def f_ToolCallUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ToolCallUpdate]) -> t.ToolCallUpdate:
@@ -201,6 +200,9 @@ def f_ToolCallUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Too
     )
 
 
+d_ToolCallUpdate: Final = rt.struct_decoder(f_ToolCallUpdate, "ToolCallUpdate", t.ToolCallUpdate)
+
+
 def d_ToolKind(v: Any, path: str, cx: rt.Ctx) -> str:
     return rt.d_str(v, path, cx)
 
@@ -241,10 +243,6 @@ def d_ContentBlock(v: Any, path: str, cx: rt.Ctx) -> Any:
     return rt.unknown(cx, obj, "type", tag)
 
 
-def d_Annotations(v: Any, path: str, cx: rt.Ctx) -> t.Annotations:
-    return f_Annotations(rt.expect_object(v, path, "Annotations").members, path, cx, t.Annotations)
-
-
 def f_Annotations(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Annotations]) -> t.Annotations:
     x_audience: Any = MISSING
     x_last_modified: Any = MISSING
@@ -272,12 +270,11 @@ def f_Annotations(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Annota
     )
 
 
+d_Annotations: Final = rt.struct_decoder(f_Annotations, "Annotations", t.Annotations)
+
+
 def d_Role(v: Any, path: str, cx: rt.Ctx) -> str:
     return rt.d_str(v, path, cx)
-
-
-def d_TextContent(v: Any, path: str, cx: rt.Ctx) -> t.TextContent:
-    return f_TextContent(rt.expect_object(v, path, "TextContent").members, path, cx, t.TextContent)
 
 
 def f_TextContent(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.TextContent]) -> t.TextContent:
@@ -302,8 +299,7 @@ def f_TextContent(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.TextCo
     )
 
 
-def d_ImageContent(v: Any, path: str, cx: rt.Ctx) -> t.ImageContent:
-    return f_ImageContent(rt.expect_object(v, path, "ImageContent").members, path, cx, t.ImageContent)
+d_TextContent: Final = rt.struct_decoder(f_TextContent, "TextContent", t.TextContent)
 
 
 def f_ImageContent(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ImageContent]) -> t.ImageContent:
@@ -338,8 +334,7 @@ def f_ImageContent(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Image
     )
 
 
-def d_AudioContent(v: Any, path: str, cx: rt.Ctx) -> t.AudioContent:
-    return f_AudioContent(rt.expect_object(v, path, "AudioContent").members, path, cx, t.AudioContent)
+d_ImageContent: Final = rt.struct_decoder(f_ImageContent, "ImageContent", t.ImageContent)
 
 
 def f_AudioContent(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.AudioContent]) -> t.AudioContent:
@@ -369,8 +364,7 @@ def f_AudioContent(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Audio
     )
 
 
-def d_Icon(v: Any, path: str, cx: rt.Ctx) -> t.Icon:
-    return f_Icon(rt.expect_object(v, path, "Icon").members, path, cx, t.Icon)
+d_AudioContent: Final = rt.struct_decoder(f_AudioContent, "AudioContent", t.AudioContent)
 
 
 def f_Icon(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Icon]) -> t.Icon:
@@ -405,12 +399,11 @@ def f_Icon(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Icon]) -> t.I
     )
 
 
+d_Icon: Final = rt.struct_decoder(f_Icon, "Icon", t.Icon)
+
+
 def d_IconTheme(v: Any, path: str, cx: rt.Ctx) -> str:
     return rt.d_str(v, path, cx)
-
-
-def d_ResourceLink(v: Any, path: str, cx: rt.Ctx) -> t.ResourceLink:
-    return f_ResourceLink(rt.expect_object(v, path, "ResourceLink").members, path, cx, t.ResourceLink)
 
 
 def f_ResourceLink(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ResourceLink]) -> t.ResourceLink:
@@ -465,6 +458,9 @@ def f_ResourceLink(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Resou
     )
 
 
+d_ResourceLink: Final = rt.struct_decoder(f_ResourceLink, "ResourceLink", t.ResourceLink)
+
+
 def d_EmbeddedResourceResource(v: Any, path: str, cx: rt.Ctx) -> Any:
     got = rt.attempt(cx, v, path, d_TextResourceContents)
     if got is not MISSING:
@@ -473,12 +469,6 @@ def d_EmbeddedResourceResource(v: Any, path: str, cx: rt.Ctx) -> Any:
     if got is not MISSING:
         return got
     raise rt.no_variant(path, v, "one of TextResourceContents, BlobResourceContents")
-
-
-def d_TextResourceContents(v: Any, path: str, cx: rt.Ctx) -> t.TextResourceContents:
-    return f_TextResourceContents(
-        rt.expect_object(v, path, "TextResourceContents").members, path, cx, t.TextResourceContents
-    )
 
 
 def f_TextResourceContents(
@@ -510,10 +500,9 @@ def f_TextResourceContents(
     )
 
 
-def d_BlobResourceContents(v: Any, path: str, cx: rt.Ctx) -> t.BlobResourceContents:
-    return f_BlobResourceContents(
-        rt.expect_object(v, path, "BlobResourceContents").members, path, cx, t.BlobResourceContents
-    )
+d_TextResourceContents: Final = rt.struct_decoder(
+    f_TextResourceContents, "TextResourceContents", t.TextResourceContents
+)
 
 
 def f_BlobResourceContents(
@@ -545,8 +534,9 @@ def f_BlobResourceContents(
     )
 
 
-def d_EmbeddedResource(v: Any, path: str, cx: rt.Ctx) -> t.EmbeddedResource:
-    return f_EmbeddedResource(rt.expect_object(v, path, "EmbeddedResource").members, path, cx, t.EmbeddedResource)
+d_BlobResourceContents: Final = rt.struct_decoder(
+    f_BlobResourceContents, "BlobResourceContents", t.BlobResourceContents
+)
 
 
 def f_EmbeddedResource(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.EmbeddedResource]) -> t.EmbeddedResource:
@@ -571,8 +561,7 @@ def f_EmbeddedResource(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.E
     )
 
 
-def d_Content(v: Any, path: str, cx: rt.Ctx) -> t.Content:
-    return f_Content(rt.expect_object(v, path, "Content").members, path, cx, t.Content)
+d_EmbeddedResource: Final = rt.struct_decoder(f_EmbeddedResource, "EmbeddedResource", t.EmbeddedResource)
 
 
 def f_Content(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Content]) -> t.Content:
@@ -587,6 +576,9 @@ def f_Content(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Content]) 
             seen = rt.once(seen, 2, path, key)
             x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(content=rt.need(x_content, path, "content"), meta=UNSET if x_meta is MISSING else x_meta)
+
+
+d_Content: Final = rt.struct_decoder(f_Content, "Content", t.Content)
 
 
 def d_DiffChangeVariant(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -636,10 +628,6 @@ def d_DiffFileType(v: Any, path: str, cx: rt.Ctx) -> str:
     return rt.d_str(v, path, cx)
 
 
-def d_DiffPathChange(v: Any, path: str, cx: rt.Ctx) -> t.DiffPathChange:
-    return f_DiffPathChange(rt.expect_object(v, path, "DiffPathChange").members, path, cx, t.DiffPathChange)
-
-
 def f_DiffPathChange(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.DiffPathChange]) -> t.DiffPathChange:
     x_path: Any = MISSING
     seen = 0
@@ -650,8 +638,7 @@ def f_DiffPathChange(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Dif
     return cls(path=rt.need(x_path, path, "path"))
 
 
-def d_DiffPathPairChange(v: Any, path: str, cx: rt.Ctx) -> t.DiffPathPairChange:
-    return f_DiffPathPairChange(rt.expect_object(v, path, "DiffPathPairChange").members, path, cx, t.DiffPathPairChange)
+d_DiffPathChange: Final = rt.struct_decoder(f_DiffPathChange, "DiffPathChange", t.DiffPathChange)
 
 
 def f_DiffPathPairChange(
@@ -670,8 +657,7 @@ def f_DiffPathPairChange(
     return cls(old_path=rt.need(x_old_path, path, "oldPath"), path=rt.need(x_path, path, "path"))
 
 
-def d_DiffPatch(v: Any, path: str, cx: rt.Ctx) -> t.DiffPatch:
-    return f_DiffPatch(rt.expect_object(v, path, "DiffPatch").members, path, cx, t.DiffPatch)
+d_DiffPathPairChange: Final = rt.struct_decoder(f_DiffPathPairChange, "DiffPathPairChange", t.DiffPathPairChange)
 
 
 def f_DiffPatch(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.DiffPatch]) -> t.DiffPatch:
@@ -696,12 +682,11 @@ def f_DiffPatch(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.DiffPatc
     )
 
 
+d_DiffPatch: Final = rt.struct_decoder(f_DiffPatch, "DiffPatch", t.DiffPatch)
+
+
 def d_DiffPatchFormat(v: Any, path: str, cx: rt.Ctx) -> str:
     return rt.d_str(v, path, cx)
-
-
-def d_Diff(v: Any, path: str, cx: rt.Ctx) -> t.Diff:
-    return f_Diff(rt.expect_object(v, path, "Diff").members, path, cx, t.Diff)
 
 
 def f_Diff(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Diff]) -> t.Diff:
@@ -728,8 +713,7 @@ def f_Diff(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Diff]) -> t.D
     )
 
 
-def d_Terminal(v: Any, path: str, cx: rt.Ctx) -> t.Terminal:
-    return f_Terminal(rt.expect_object(v, path, "Terminal").members, path, cx, t.Terminal)
+d_Diff: Final = rt.struct_decoder(f_Diff, "Diff", t.Diff)
 
 
 def f_Terminal(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Terminal]) -> t.Terminal:
@@ -746,8 +730,7 @@ def f_Terminal(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Terminal]
     return cls(terminal_id=rt.need(x_terminal_id, path, "terminalId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_ToolCallLocation(v: Any, path: str, cx: rt.Ctx) -> t.ToolCallLocation:
-    return f_ToolCallLocation(rt.expect_object(v, path, "ToolCallLocation").members, path, cx, t.ToolCallLocation)
+d_Terminal: Final = rt.struct_decoder(f_Terminal, "Terminal", t.Terminal)
 
 
 def f_ToolCallLocation(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ToolCallLocation]) -> t.ToolCallLocation:
@@ -772,10 +755,7 @@ def f_ToolCallLocation(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.T
     )
 
 
-def d_ToolCallCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.ToolCallCapabilities:
-    return f_ToolCallCapabilities(
-        rt.expect_object(v, path, "ToolCallCapabilities").members, path, cx, t.ToolCallCapabilities
-    )
+d_ToolCallLocation: Final = rt.struct_decoder(f_ToolCallLocation, "ToolCallLocation", t.ToolCallLocation)
 
 
 def f_ToolCallCapabilities(
@@ -794,10 +774,9 @@ def f_ToolCallCapabilities(
     return cls(cancel=UNSET if x_cancel is MISSING else x_cancel, meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_ToolCallCancelCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.ToolCallCancelCapabilities:
-    return f_ToolCallCancelCapabilities(
-        rt.expect_object(v, path, "ToolCallCancelCapabilities").members, path, cx, t.ToolCallCancelCapabilities
-    )
+d_ToolCallCapabilities: Final = rt.struct_decoder(
+    f_ToolCallCapabilities, "ToolCallCapabilities", t.ToolCallCapabilities
+)
 
 
 def f_ToolCallCancelCapabilities(
@@ -812,10 +791,9 @@ def f_ToolCallCancelCapabilities(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_ToolCallPermissionSubject(v: Any, path: str, cx: rt.Ctx) -> t.ToolCallPermissionSubject:
-    return f_ToolCallPermissionSubject(
-        rt.expect_object(v, path, "ToolCallPermissionSubject").members, path, cx, t.ToolCallPermissionSubject
-    )
+d_ToolCallCancelCapabilities: Final = rt.struct_decoder(
+    f_ToolCallCancelCapabilities, "ToolCallCancelCapabilities", t.ToolCallCancelCapabilities
+)
 
 
 def f_ToolCallPermissionSubject(
@@ -834,10 +812,9 @@ def f_ToolCallPermissionSubject(
     return cls(tool_call=rt.need(x_tool_call, path, "toolCall"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_CommandPermissionSubject(v: Any, path: str, cx: rt.Ctx) -> t.CommandPermissionSubject:
-    return f_CommandPermissionSubject(
-        rt.expect_object(v, path, "CommandPermissionSubject").members, path, cx, t.CommandPermissionSubject
-    )
+d_ToolCallPermissionSubject: Final = rt.struct_decoder(
+    f_ToolCallPermissionSubject, "ToolCallPermissionSubject", t.ToolCallPermissionSubject
+)
 
 
 def f_CommandPermissionSubject(
@@ -874,8 +851,9 @@ def f_CommandPermissionSubject(
     )
 
 
-def d_PermissionOption(v: Any, path: str, cx: rt.Ctx) -> t.PermissionOption:
-    return f_PermissionOption(rt.expect_object(v, path, "PermissionOption").members, path, cx, t.PermissionOption)
+d_CommandPermissionSubject: Final = rt.struct_decoder(
+    f_CommandPermissionSubject, "CommandPermissionSubject", t.CommandPermissionSubject
+)
 
 
 def f_PermissionOption(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PermissionOption]) -> t.PermissionOption:
@@ -903,6 +881,9 @@ def f_PermissionOption(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.P
         kind=rt.need(x_kind, path, "kind"),
         meta=UNSET if x_meta is MISSING else x_meta,
     )
+
+
+d_PermissionOption: Final = rt.struct_decoder(f_PermissionOption, "PermissionOption", t.PermissionOption)
 
 
 def d_PermissionOptionKind(v: Any, path: str, cx: rt.Ctx) -> str:
@@ -939,37 +920,6 @@ def d_CreateElicitationRequest(v: Any, path: str, cx: rt.Ctx) -> t.CreateElicita
     )
 
 
-def d_ElicitationSessionScope(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationSessionScope:
-    return f_ElicitationSessionScope(
-        rt.expect_object(v, path, "ElicitationSessionScope").members, path, cx, t.ElicitationSessionScope
-    )
-
-
-def f_ElicitationSessionScope(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ElicitationSessionScope]
-) -> t.ElicitationSessionScope:
-    x_session_id: Any = MISSING
-    x_tool_call_id: Any = MISSING
-    seen = 0
-    for key, val, _s, _e in members:
-        if key == "sessionId":
-            seen = rt.once(seen, 1, path, key)
-            x_session_id = rt.d_str(val, path + ".sessionId", cx)
-        elif key == "toolCallId":
-            seen = rt.once(seen, 2, path, key)
-            x_tool_call_id = rt.lenient(cx, val, path + ".toolCallId", rt.d_str, True)
-    return cls(
-        session_id=rt.need(x_session_id, path, "sessionId"),
-        tool_call_id=UNSET if x_tool_call_id is MISSING else x_tool_call_id,
-    )
-
-
-def d_ElicitationRequestScope(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationRequestScope:
-    return f_ElicitationRequestScope(
-        rt.expect_object(v, path, "ElicitationRequestScope").members, path, cx, t.ElicitationRequestScope
-    )
-
-
 def f_ElicitationRequestScope(
     members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ElicitationRequestScope]
 ) -> t.ElicitationRequestScope:
@@ -982,8 +932,9 @@ def f_ElicitationRequestScope(
     return cls(request_id=rt.need(x_request_id, path, "requestId"))
 
 
-def d_ElicitationSchema(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationSchema:
-    return f_ElicitationSchema(rt.expect_object(v, path, "ElicitationSchema").members, path, cx, t.ElicitationSchema)
+d_ElicitationRequestScope: Final = rt.struct_decoder(
+    f_ElicitationRequestScope, "ElicitationRequestScope", t.ElicitationRequestScope
+)
 
 
 def f_ElicitationSchema(
@@ -1005,10 +956,10 @@ def f_ElicitationSchema(
             x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
         elif key == "properties":
             seen = rt.once(seen, 4, path, key)
-            x_properties = _map_1(val, path + ".properties", cx)
+            x_properties = _map_ElicitationPropertySchema(val, path + ".properties", cx)
         elif key == "required":
             seen = rt.once(seen, 8, path, key)
-            x_required = None if val is None else _list_2(val, path + ".required", cx)
+            x_required = None if val is None else _list_string(val, path + ".required", cx)
         elif key == "description":
             seen = rt.once(seen, 16, path, key)
             x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
@@ -1025,11 +976,7 @@ def f_ElicitationSchema(
     )
 
 
-_ElicitationSchemaType_VALUES: Final = ("object",)
-
-
-def d_ElicitationSchemaType(v: Any, path: str, cx: rt.Ctx) -> str:
-    return rt.d_enum(v, path, _ElicitationSchemaType_VALUES)
+d_ElicitationSchema: Final = rt.struct_decoder(f_ElicitationSchema, "ElicitationSchema", t.ElicitationSchema)
 
 
 def d_ElicitationPropertySchema(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -1052,10 +999,6 @@ def d_ElicitationPropertySchema(v: Any, path: str, cx: rt.Ctx) -> Any:
 
 def d_StringFormat(v: Any, path: str, cx: rt.Ctx) -> str:
     return rt.d_str(v, path, cx)
-
-
-def d_EnumOption(v: Any, path: str, cx: rt.Ctx) -> t.EnumOption:
-    return f_EnumOption(rt.expect_object(v, path, "EnumOption").members, path, cx, t.EnumOption)
 
 
 def f_EnumOption(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.EnumOption]) -> t.EnumOption:
@@ -1085,10 +1028,7 @@ def f_EnumOption(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.EnumOpt
     )
 
 
-def d_StringPropertySchema(v: Any, path: str, cx: rt.Ctx) -> t.StringPropertySchema:
-    return f_StringPropertySchema(
-        rt.expect_object(v, path, "StringPropertySchema").members, path, cx, t.StringPropertySchema
-    )
+d_EnumOption: Final = rt.struct_decoder(f_EnumOption, "EnumOption", t.EnumOption)
 
 
 def f_StringPropertySchema(
@@ -1129,10 +1069,10 @@ def f_StringPropertySchema(
             x_default = rt.lenient(cx, val, path + ".default", rt.d_str, True)
         elif key == "enum":
             seen = rt.once(seen, 128, path, key)
-            x_enum = None if val is None else _list_2(val, path + ".enum", cx)
+            x_enum = None if val is None else _list_string(val, path + ".enum", cx)
         elif key == "oneOf":
             seen = rt.once(seen, 256, path, key)
-            x_one_of = None if val is None else _list_3(val, path + ".oneOf", cx)
+            x_one_of = None if val is None else _list_EnumOption(val, path + ".oneOf", cx)
         elif key == "_meta":
             seen = rt.once(seen, 512, path, key)
             x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
@@ -1154,10 +1094,9 @@ def f_StringPropertySchema(
     )
 
 
-def d_NumberPropertySchema(v: Any, path: str, cx: rt.Ctx) -> t.NumberPropertySchema:
-    return f_NumberPropertySchema(
-        rt.expect_object(v, path, "NumberPropertySchema").members, path, cx, t.NumberPropertySchema
-    )
+d_StringPropertySchema: Final = rt.struct_decoder(
+    f_StringPropertySchema, "StringPropertySchema", t.StringPropertySchema
+)
 
 
 def f_NumberPropertySchema(
@@ -1199,10 +1138,9 @@ def f_NumberPropertySchema(
     )
 
 
-def d_IntegerPropertySchema(v: Any, path: str, cx: rt.Ctx) -> t.IntegerPropertySchema:
-    return f_IntegerPropertySchema(
-        rt.expect_object(v, path, "IntegerPropertySchema").members, path, cx, t.IntegerPropertySchema
-    )
+d_NumberPropertySchema: Final = rt.struct_decoder(
+    f_NumberPropertySchema, "NumberPropertySchema", t.NumberPropertySchema
+)
 
 
 def f_IntegerPropertySchema(
@@ -1244,10 +1182,9 @@ def f_IntegerPropertySchema(
     )
 
 
-def d_BooleanPropertySchema(v: Any, path: str, cx: rt.Ctx) -> t.BooleanPropertySchema:
-    return f_BooleanPropertySchema(
-        rt.expect_object(v, path, "BooleanPropertySchema").members, path, cx, t.BooleanPropertySchema
-    )
+d_IntegerPropertySchema: Final = rt.struct_decoder(
+    f_IntegerPropertySchema, "IntegerPropertySchema", t.IntegerPropertySchema
+)
 
 
 def f_BooleanPropertySchema(
@@ -1279,6 +1216,11 @@ def f_BooleanPropertySchema(
     )
 
 
+d_BooleanPropertySchema: Final = rt.struct_decoder(
+    f_BooleanPropertySchema, "BooleanPropertySchema", t.BooleanPropertySchema
+)
+
+
 def d_MultiSelectItems(v: Any, path: str, cx: rt.Ctx) -> Any:
     obj = rt.expect_object(v, path, "MultiSelectItems")
     tag, rest = rt.split_tag(obj, "type", path)
@@ -1287,12 +1229,6 @@ def d_MultiSelectItems(v: Any, path: str, cx: rt.Ctx) -> Any:
     if tag is None:
         return f_TitledMultiSelectItems(obj.members, path, cx, t.TitledMultiSelectItems)
     return rt.unknown(cx, obj, "type", tag)
-
-
-def d_StringMultiSelectItems(v: Any, path: str, cx: rt.Ctx) -> t.StringMultiSelectItems:
-    return f_StringMultiSelectItems(
-        rt.expect_object(v, path, "StringMultiSelectItems").members, path, cx, t.StringMultiSelectItems
-    )
 
 
 def f_StringMultiSelectItems(
@@ -1304,7 +1240,7 @@ def f_StringMultiSelectItems(
     for key, val, s, e in members:
         if key == "enum":
             seen = rt.once(seen, 1, path, key)
-            x_enum = _list_2(val, path + ".enum", cx)
+            x_enum = _list_string(val, path + ".enum", cx)
         elif key == "_meta":
             seen = rt.once(seen, 2, path, key)
             x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
@@ -1314,10 +1250,9 @@ def f_StringMultiSelectItems(
     return cls(enum=x_enum, meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_TitledMultiSelectItems(v: Any, path: str, cx: rt.Ctx) -> t.TitledMultiSelectItems:
-    return f_TitledMultiSelectItems(
-        rt.expect_object(v, path, "TitledMultiSelectItems").members, path, cx, t.TitledMultiSelectItems
-    )
+d_StringMultiSelectItems: Final = rt.struct_decoder(
+    f_StringMultiSelectItems, "StringMultiSelectItems", t.StringMultiSelectItems
+)
 
 
 def f_TitledMultiSelectItems(
@@ -1329,7 +1264,7 @@ def f_TitledMultiSelectItems(
     for key, val, s, e in members:
         if key == "anyOf":
             seen = rt.once(seen, 1, path, key)
-            x_any_of = _list_3(val, path + ".anyOf", cx)
+            x_any_of = _list_EnumOption(val, path + ".anyOf", cx)
         elif key == "_meta":
             seen = rt.once(seen, 2, path, key)
             x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
@@ -1339,10 +1274,9 @@ def f_TitledMultiSelectItems(
     return cls(any_of=x_any_of, meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_MultiSelectPropertySchema(v: Any, path: str, cx: rt.Ctx) -> t.MultiSelectPropertySchema:
-    return f_MultiSelectPropertySchema(
-        rt.expect_object(v, path, "MultiSelectPropertySchema").members, path, cx, t.MultiSelectPropertySchema
-    )
+d_TitledMultiSelectItems: Final = rt.struct_decoder(
+    f_TitledMultiSelectItems, "TitledMultiSelectItems", t.TitledMultiSelectItems
+)
 
 
 def f_MultiSelectPropertySchema(
@@ -1387,6 +1321,11 @@ def f_MultiSelectPropertySchema(
         default=UNSET if x_default is MISSING else x_default,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
+
+
+d_MultiSelectPropertySchema: Final = rt.struct_decoder(
+    f_MultiSelectPropertySchema, "MultiSelectPropertySchema", t.MultiSelectPropertySchema
+)
 
 
 def d_ElicitationFormModeVariant(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -1441,10 +1380,6 @@ def d_ElicitationUrlMode(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationUrlMode:
     )
 
 
-def d_InitializeResponse(v: Any, path: str, cx: rt.Ctx) -> t.InitializeResponse:
-    return f_InitializeResponse(rt.expect_object(v, path, "InitializeResponse").members, path, cx, t.InitializeResponse)
-
-
 def f_InitializeResponse(
     members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.InitializeResponse]
 ) -> t.InitializeResponse:
@@ -1479,8 +1414,7 @@ def f_InitializeResponse(
     )
 
 
-def d_Implementation(v: Any, path: str, cx: rt.Ctx) -> t.Implementation:
-    return f_Implementation(rt.expect_object(v, path, "Implementation").members, path, cx, t.Implementation)
+d_InitializeResponse: Final = rt.struct_decoder(f_InitializeResponse, "InitializeResponse", t.InitializeResponse)
 
 
 def f_Implementation(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Implementation]) -> t.Implementation:
@@ -1510,8 +1444,7 @@ def f_Implementation(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Imp
     )
 
 
-def d_AgentCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.AgentCapabilities:
-    return f_AgentCapabilities(rt.expect_object(v, path, "AgentCapabilities").members, path, cx, t.AgentCapabilities)
+d_Implementation: Final = rt.struct_decoder(f_Implementation, "Implementation", t.Implementation)
 
 
 def f_AgentCapabilities(
@@ -1538,10 +1471,7 @@ def f_AgentCapabilities(
     )
 
 
-def d_SessionCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.SessionCapabilities:
-    return f_SessionCapabilities(
-        rt.expect_object(v, path, "SessionCapabilities").members, path, cx, t.SessionCapabilities
-    )
+d_AgentCapabilities: Final = rt.struct_decoder(f_AgentCapabilities, "AgentCapabilities", t.AgentCapabilities)
 
 
 def f_SessionCapabilities(
@@ -1580,8 +1510,7 @@ def f_SessionCapabilities(
     )
 
 
-def d_PromptCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.PromptCapabilities:
-    return f_PromptCapabilities(rt.expect_object(v, path, "PromptCapabilities").members, path, cx, t.PromptCapabilities)
+d_SessionCapabilities: Final = rt.struct_decoder(f_SessionCapabilities, "SessionCapabilities", t.SessionCapabilities)
 
 
 def f_PromptCapabilities(
@@ -1615,10 +1544,7 @@ def f_PromptCapabilities(
     )
 
 
-def d_PromptImageCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.PromptImageCapabilities:
-    return f_PromptImageCapabilities(
-        rt.expect_object(v, path, "PromptImageCapabilities").members, path, cx, t.PromptImageCapabilities
-    )
+d_PromptCapabilities: Final = rt.struct_decoder(f_PromptCapabilities, "PromptCapabilities", t.PromptCapabilities)
 
 
 def f_PromptImageCapabilities(
@@ -1633,10 +1559,9 @@ def f_PromptImageCapabilities(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_PromptAudioCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.PromptAudioCapabilities:
-    return f_PromptAudioCapabilities(
-        rt.expect_object(v, path, "PromptAudioCapabilities").members, path, cx, t.PromptAudioCapabilities
-    )
+d_PromptImageCapabilities: Final = rt.struct_decoder(
+    f_PromptImageCapabilities, "PromptImageCapabilities", t.PromptImageCapabilities
+)
 
 
 def f_PromptAudioCapabilities(
@@ -1651,13 +1576,9 @@ def f_PromptAudioCapabilities(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_PromptEmbeddedContextCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.PromptEmbeddedContextCapabilities:
-    return f_PromptEmbeddedContextCapabilities(
-        rt.expect_object(v, path, "PromptEmbeddedContextCapabilities").members,
-        path,
-        cx,
-        t.PromptEmbeddedContextCapabilities,
-    )
+d_PromptAudioCapabilities: Final = rt.struct_decoder(
+    f_PromptAudioCapabilities, "PromptAudioCapabilities", t.PromptAudioCapabilities
+)
 
 
 def f_PromptEmbeddedContextCapabilities(
@@ -1672,8 +1593,9 @@ def f_PromptEmbeddedContextCapabilities(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_McpCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.McpCapabilities:
-    return f_McpCapabilities(rt.expect_object(v, path, "McpCapabilities").members, path, cx, t.McpCapabilities)
+d_PromptEmbeddedContextCapabilities: Final = rt.struct_decoder(
+    f_PromptEmbeddedContextCapabilities, "PromptEmbeddedContextCapabilities", t.PromptEmbeddedContextCapabilities
+)
 
 
 def f_McpCapabilities(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.McpCapabilities]) -> t.McpCapabilities:
@@ -1698,10 +1620,7 @@ def f_McpCapabilities(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Mc
     )
 
 
-def d_McpStdioCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.McpStdioCapabilities:
-    return f_McpStdioCapabilities(
-        rt.expect_object(v, path, "McpStdioCapabilities").members, path, cx, t.McpStdioCapabilities
-    )
+d_McpCapabilities: Final = rt.struct_decoder(f_McpCapabilities, "McpCapabilities", t.McpCapabilities)
 
 
 def f_McpStdioCapabilities(
@@ -1716,10 +1635,9 @@ def f_McpStdioCapabilities(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_McpHttpCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.McpHttpCapabilities:
-    return f_McpHttpCapabilities(
-        rt.expect_object(v, path, "McpHttpCapabilities").members, path, cx, t.McpHttpCapabilities
-    )
+d_McpStdioCapabilities: Final = rt.struct_decoder(
+    f_McpStdioCapabilities, "McpStdioCapabilities", t.McpStdioCapabilities
+)
 
 
 def f_McpHttpCapabilities(
@@ -1734,10 +1652,7 @@ def f_McpHttpCapabilities(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_SessionDeleteCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.SessionDeleteCapabilities:
-    return f_SessionDeleteCapabilities(
-        rt.expect_object(v, path, "SessionDeleteCapabilities").members, path, cx, t.SessionDeleteCapabilities
-    )
+d_McpHttpCapabilities: Final = rt.struct_decoder(f_McpHttpCapabilities, "McpHttpCapabilities", t.McpHttpCapabilities)
 
 
 def f_SessionDeleteCapabilities(
@@ -1752,15 +1667,9 @@ def f_SessionDeleteCapabilities(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_SessionAdditionalDirectoriesCapabilities(
-    v: Any, path: str, cx: rt.Ctx
-) -> t.SessionAdditionalDirectoriesCapabilities:
-    return f_SessionAdditionalDirectoriesCapabilities(
-        rt.expect_object(v, path, "SessionAdditionalDirectoriesCapabilities").members,
-        path,
-        cx,
-        t.SessionAdditionalDirectoriesCapabilities,
-    )
+d_SessionDeleteCapabilities: Final = rt.struct_decoder(
+    f_SessionDeleteCapabilities, "SessionDeleteCapabilities", t.SessionDeleteCapabilities
+)
 
 
 def f_SessionAdditionalDirectoriesCapabilities(
@@ -1775,10 +1684,11 @@ def f_SessionAdditionalDirectoriesCapabilities(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_AgentAuthCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.AgentAuthCapabilities:
-    return f_AgentAuthCapabilities(
-        rt.expect_object(v, path, "AgentAuthCapabilities").members, path, cx, t.AgentAuthCapabilities
-    )
+d_SessionAdditionalDirectoriesCapabilities: Final = rt.struct_decoder(
+    f_SessionAdditionalDirectoriesCapabilities,
+    "SessionAdditionalDirectoriesCapabilities",
+    t.SessionAdditionalDirectoriesCapabilities,
+)
 
 
 def f_AgentAuthCapabilities(
@@ -1793,6 +1703,11 @@ def f_AgentAuthCapabilities(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
+d_AgentAuthCapabilities: Final = rt.struct_decoder(
+    f_AgentAuthCapabilities, "AgentAuthCapabilities", t.AgentAuthCapabilities
+)
+
+
 def d_AuthMethod(v: Any, path: str, cx: rt.Ctx) -> Any:
     obj = rt.expect_object(v, path, "AuthMethod")
     tag, rest = rt.split_tag(obj, "type", path)
@@ -1803,10 +1718,6 @@ def d_AuthMethod(v: Any, path: str, cx: rt.Ctx) -> Any:
     if tag is None:
         raise rt.missing(path, "type")
     return rt.unknown(cx, obj, "type", tag)
-
-
-def d_EnvVariable(v: Any, path: str, cx: rt.Ctx) -> t.EnvVariable:
-    return f_EnvVariable(rt.expect_object(v, path, "EnvVariable").members, path, cx, t.EnvVariable)
 
 
 def f_EnvVariable(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.EnvVariable]) -> t.EnvVariable:
@@ -1831,8 +1742,7 @@ def f_EnvVariable(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.EnvVar
     )
 
 
-def d_AuthMethodTerminal(v: Any, path: str, cx: rt.Ctx) -> t.AuthMethodTerminal:
-    return f_AuthMethodTerminal(rt.expect_object(v, path, "AuthMethodTerminal").members, path, cx, t.AuthMethodTerminal)
+d_EnvVariable: Final = rt.struct_decoder(f_EnvVariable, "EnvVariable", t.EnvVariable)
 
 
 def f_AuthMethodTerminal(
@@ -1857,10 +1767,10 @@ def f_AuthMethodTerminal(
             x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
         elif key == "args":
             seen = rt.once(seen, 8, path, key)
-            x_args = rt.default_on_null(cx, val, path + ".args", _list_2)
+            x_args = rt.default_on_null(cx, val, path + ".args", _list_string)
         elif key == "env":
             seen = rt.once(seen, 16, path, key)
-            x_env = rt.default_on_null(cx, val, path + ".env", _list_4)
+            x_env = rt.default_on_null(cx, val, path + ".env", _list_EnvVariable)
         elif key == "_meta":
             seen = rt.once(seen, 32, path, key)
             x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
@@ -1874,8 +1784,7 @@ def f_AuthMethodTerminal(
     )
 
 
-def d_AuthMethodAgent(v: Any, path: str, cx: rt.Ctx) -> t.AuthMethodAgent:
-    return f_AuthMethodAgent(rt.expect_object(v, path, "AuthMethodAgent").members, path, cx, t.AuthMethodAgent)
+d_AuthMethodTerminal: Final = rt.struct_decoder(f_AuthMethodTerminal, "AuthMethodTerminal", t.AuthMethodTerminal)
 
 
 def f_AuthMethodAgent(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.AuthMethodAgent]) -> t.AuthMethodAgent:
@@ -1905,8 +1814,7 @@ def f_AuthMethodAgent(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Au
     )
 
 
-def d_LoginAuthResponse(v: Any, path: str, cx: rt.Ctx) -> t.LoginAuthResponse:
-    return f_LoginAuthResponse(rt.expect_object(v, path, "LoginAuthResponse").members, path, cx, t.LoginAuthResponse)
+d_AuthMethodAgent: Final = rt.struct_decoder(f_AuthMethodAgent, "AuthMethodAgent", t.AuthMethodAgent)
 
 
 def f_LoginAuthResponse(
@@ -1921,8 +1829,7 @@ def f_LoginAuthResponse(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_LogoutAuthResponse(v: Any, path: str, cx: rt.Ctx) -> t.LogoutAuthResponse:
-    return f_LogoutAuthResponse(rt.expect_object(v, path, "LogoutAuthResponse").members, path, cx, t.LogoutAuthResponse)
+d_LoginAuthResponse: Final = rt.struct_decoder(f_LoginAuthResponse, "LoginAuthResponse", t.LoginAuthResponse)
 
 
 def f_LogoutAuthResponse(
@@ -1937,8 +1844,7 @@ def f_LogoutAuthResponse(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_NewSessionResponse(v: Any, path: str, cx: rt.Ctx) -> t.NewSessionResponse:
-    return f_NewSessionResponse(rt.expect_object(v, path, "NewSessionResponse").members, path, cx, t.NewSessionResponse)
+d_LogoutAuthResponse: Final = rt.struct_decoder(f_LogoutAuthResponse, "LogoutAuthResponse", t.LogoutAuthResponse)
 
 
 def f_NewSessionResponse(
@@ -1968,6 +1874,9 @@ def f_NewSessionResponse(
         available_commands=UNSET if x_available_commands is MISSING else x_available_commands,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
+
+
+d_NewSessionResponse: Final = rt.struct_decoder(f_NewSessionResponse, "NewSessionResponse", t.NewSessionResponse)
 
 
 def d_SessionConfigOptionVariant(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -2017,24 +1926,14 @@ def d_SessionConfigOption(v: Any, path: str, cx: rt.Ctx) -> t.SessionConfigOptio
     )
 
 
-def d_SessionConfigOptionCategory(v: Any, path: str, cx: rt.Ctx) -> str:
-    return rt.d_str(v, path, cx)
-
-
 def d_SessionConfigSelectOptions(v: Any, path: str, cx: rt.Ctx) -> Any:
-    got = rt.attempt(cx, v, path, _list_5)
+    got = rt.attempt(cx, v, path, _list_SessionConfigSelectOption)
     if got is not MISSING:
         return got
-    got = rt.attempt(cx, v, path, _list_6)
+    got = rt.attempt(cx, v, path, _list_SessionConfigSelectGroup)
     if got is not MISSING:
         return got
     raise rt.no_variant(path, v, "one of an array of SessionConfigSelectOption, an array of SessionConfigSelectGroup")
-
-
-def d_SessionConfigSelectOption(v: Any, path: str, cx: rt.Ctx) -> t.SessionConfigSelectOption:
-    return f_SessionConfigSelectOption(
-        rt.expect_object(v, path, "SessionConfigSelectOption").members, path, cx, t.SessionConfigSelectOption
-    )
 
 
 def f_SessionConfigSelectOption(
@@ -2066,10 +1965,9 @@ def f_SessionConfigSelectOption(
     )
 
 
-def d_SessionConfigSelectGroup(v: Any, path: str, cx: rt.Ctx) -> t.SessionConfigSelectGroup:
-    return f_SessionConfigSelectGroup(
-        rt.expect_object(v, path, "SessionConfigSelectGroup").members, path, cx, t.SessionConfigSelectGroup
-    )
+d_SessionConfigSelectOption: Final = rt.struct_decoder(
+    f_SessionConfigSelectOption, "SessionConfigSelectOption", t.SessionConfigSelectOption
+)
 
 
 def f_SessionConfigSelectGroup(
@@ -2105,10 +2003,9 @@ def f_SessionConfigSelectGroup(
     return cls(group_id=x_group_id, name=x_name, options=x_options, meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_SessionConfigSelect(v: Any, path: str, cx: rt.Ctx) -> t.SessionConfigSelect:
-    return f_SessionConfigSelect(
-        rt.expect_object(v, path, "SessionConfigSelect").members, path, cx, t.SessionConfigSelect
-    )
+d_SessionConfigSelectGroup: Final = rt.struct_decoder(
+    f_SessionConfigSelectGroup, "SessionConfigSelectGroup", t.SessionConfigSelectGroup
+)
 
 
 def f_SessionConfigSelect(
@@ -2129,22 +2026,7 @@ def f_SessionConfigSelect(
     )
 
 
-def d_SessionConfigBoolean(v: Any, path: str, cx: rt.Ctx) -> t.SessionConfigBoolean:
-    return f_SessionConfigBoolean(
-        rt.expect_object(v, path, "SessionConfigBoolean").members, path, cx, t.SessionConfigBoolean
-    )
-
-
-def f_SessionConfigBoolean(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.SessionConfigBoolean]
-) -> t.SessionConfigBoolean:
-    x_current_value: Any = MISSING
-    seen = 0
-    for key, val, _s, _e in members:
-        if key == "currentValue":
-            seen = rt.once(seen, 1, path, key)
-            x_current_value = rt.d_bool(val, path + ".currentValue", cx)
-    return cls(current_value=rt.need(x_current_value, path, "currentValue"))
+d_SessionConfigSelect: Final = rt.struct_decoder(f_SessionConfigSelect, "SessionConfigSelect", t.SessionConfigSelect)
 
 
 def d_AvailableCommand(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -2167,10 +2049,6 @@ def d_AvailableCommandInput(v: Any, path: str, cx: rt.Ctx) -> Any:
     return rt.unknown(cx, obj, "type", tag)
 
 
-def d_TextCommandInput(v: Any, path: str, cx: rt.Ctx) -> t.TextCommandInput:
-    return f_TextCommandInput(rt.expect_object(v, path, "TextCommandInput").members, path, cx, t.TextCommandInput)
-
-
 def f_TextCommandInput(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.TextCommandInput]) -> t.TextCommandInput:
     x_hint: Any = MISSING
     x_meta: Any = MISSING
@@ -2185,8 +2063,7 @@ def f_TextCommandInput(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.T
     return cls(hint=rt.need(x_hint, path, "hint"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_Command(v: Any, path: str, cx: rt.Ctx) -> t.Command:
-    return f_Command(rt.expect_object(v, path, "Command").members, path, cx, t.Command)
+d_TextCommandInput: Final = rt.struct_decoder(f_TextCommandInput, "TextCommandInput", t.TextCommandInput)
 
 
 def f_Command(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Command]) -> t.Command:
@@ -2216,10 +2093,7 @@ def f_Command(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Command]) 
     )
 
 
-def d_ListSessionsResponse(v: Any, path: str, cx: rt.Ctx) -> t.ListSessionsResponse:
-    return f_ListSessionsResponse(
-        rt.expect_object(v, path, "ListSessionsResponse").members, path, cx, t.ListSessionsResponse
-    )
+d_Command: Final = rt.struct_decoder(f_Command, "Command", t.Command)
 
 
 def f_ListSessionsResponse(
@@ -2248,8 +2122,9 @@ def f_ListSessionsResponse(
     )
 
 
-def d_SessionInfo(v: Any, path: str, cx: rt.Ctx) -> t.SessionInfo:
-    return f_SessionInfo(rt.expect_object(v, path, "SessionInfo").members, path, cx, t.SessionInfo)
+d_ListSessionsResponse: Final = rt.struct_decoder(
+    f_ListSessionsResponse, "ListSessionsResponse", t.ListSessionsResponse
+)
 
 
 def f_SessionInfo(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.SessionInfo]) -> t.SessionInfo:
@@ -2269,7 +2144,7 @@ def f_SessionInfo(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Sessio
             x_cwd = rt.d_str(val, path + ".cwd", cx)
         elif key == "additionalDirectories":
             seen = rt.once(seen, 4, path, key)
-            x_additional_directories = rt.default_on_null(cx, val, path + ".additionalDirectories", _list_7)
+            x_additional_directories = rt.default_on_null(cx, val, path + ".additionalDirectories", _list_string)
         elif key == "title":
             seen = rt.once(seen, 8, path, key)
             x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
@@ -2289,10 +2164,7 @@ def f_SessionInfo(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Sessio
     )
 
 
-def d_DeleteSessionResponse(v: Any, path: str, cx: rt.Ctx) -> t.DeleteSessionResponse:
-    return f_DeleteSessionResponse(
-        rt.expect_object(v, path, "DeleteSessionResponse").members, path, cx, t.DeleteSessionResponse
-    )
+d_SessionInfo: Final = rt.struct_decoder(f_SessionInfo, "SessionInfo", t.SessionInfo)
 
 
 def f_DeleteSessionResponse(
@@ -2307,10 +2179,9 @@ def f_DeleteSessionResponse(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_ResumeSessionResponse(v: Any, path: str, cx: rt.Ctx) -> t.ResumeSessionResponse:
-    return f_ResumeSessionResponse(
-        rt.expect_object(v, path, "ResumeSessionResponse").members, path, cx, t.ResumeSessionResponse
-    )
+d_DeleteSessionResponse: Final = rt.struct_decoder(
+    f_DeleteSessionResponse, "DeleteSessionResponse", t.DeleteSessionResponse
+)
 
 
 def f_ResumeSessionResponse(
@@ -2337,10 +2208,9 @@ def f_ResumeSessionResponse(
     )
 
 
-def d_CloseSessionResponse(v: Any, path: str, cx: rt.Ctx) -> t.CloseSessionResponse:
-    return f_CloseSessionResponse(
-        rt.expect_object(v, path, "CloseSessionResponse").members, path, cx, t.CloseSessionResponse
-    )
+d_ResumeSessionResponse: Final = rt.struct_decoder(
+    f_ResumeSessionResponse, "ResumeSessionResponse", t.ResumeSessionResponse
+)
 
 
 def f_CloseSessionResponse(
@@ -2355,10 +2225,9 @@ def f_CloseSessionResponse(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_CancelToolCallResponse(v: Any, path: str, cx: rt.Ctx) -> t.CancelToolCallResponse:
-    return f_CancelToolCallResponse(
-        rt.expect_object(v, path, "CancelToolCallResponse").members, path, cx, t.CancelToolCallResponse
-    )
+d_CloseSessionResponse: Final = rt.struct_decoder(
+    f_CloseSessionResponse, "CloseSessionResponse", t.CloseSessionResponse
+)
 
 
 def f_CancelToolCallResponse(
@@ -2373,10 +2242,9 @@ def f_CancelToolCallResponse(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_CancelTerminalResponse(v: Any, path: str, cx: rt.Ctx) -> t.CancelTerminalResponse:
-    return f_CancelTerminalResponse(
-        rt.expect_object(v, path, "CancelTerminalResponse").members, path, cx, t.CancelTerminalResponse
-    )
+d_CancelToolCallResponse: Final = rt.struct_decoder(
+    f_CancelToolCallResponse, "CancelToolCallResponse", t.CancelToolCallResponse
+)
 
 
 def f_CancelTerminalResponse(
@@ -2391,10 +2259,9 @@ def f_CancelTerminalResponse(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_SetSessionConfigOptionResponse(v: Any, path: str, cx: rt.Ctx) -> t.SetSessionConfigOptionResponse:
-    return f_SetSessionConfigOptionResponse(
-        rt.expect_object(v, path, "SetSessionConfigOptionResponse").members, path, cx, t.SetSessionConfigOptionResponse
-    )
+d_CancelTerminalResponse: Final = rt.struct_decoder(
+    f_CancelTerminalResponse, "CancelTerminalResponse", t.CancelTerminalResponse
+)
 
 
 def f_SetSessionConfigOptionResponse(
@@ -2417,8 +2284,9 @@ def f_SetSessionConfigOptionResponse(
     )
 
 
-def d_PromptResponse(v: Any, path: str, cx: rt.Ctx) -> t.PromptResponse:
-    return f_PromptResponse(rt.expect_object(v, path, "PromptResponse").members, path, cx, t.PromptResponse)
+d_SetSessionConfigOptionResponse: Final = rt.struct_decoder(
+    f_SetSessionConfigOptionResponse, "SetSessionConfigOptionResponse", t.SetSessionConfigOptionResponse
+)
 
 
 def f_PromptResponse(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PromptResponse]) -> t.PromptResponse:
@@ -2435,6 +2303,9 @@ def f_PromptResponse(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Pro
     return cls(message_id=rt.need(x_message_id, path, "messageId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
+d_PromptResponse: Final = rt.struct_decoder(f_PromptResponse, "PromptResponse", t.PromptResponse)
+
+
 def d_ErrorData(v: Any, path: str, cx: rt.Ctx) -> Any:
     got = rt.attempt(cx, v, path, d_UnsupportedProtocolVersionErrorData)
     if got is not MISSING:
@@ -2446,15 +2317,6 @@ def d_ErrorData(v: Any, path: str, cx: rt.Ctx) -> Any:
     if got is not MISSING:
         return got
     raise rt.no_variant(path, v, "one of UnsupportedProtocolVersionErrorData, SessionNotFoundErrorData, a JSON value")
-
-
-def d_UnsupportedProtocolVersionErrorData(v: Any, path: str, cx: rt.Ctx) -> t.UnsupportedProtocolVersionErrorData:
-    return f_UnsupportedProtocolVersionErrorData(
-        rt.expect_object(v, path, "UnsupportedProtocolVersionErrorData").members,
-        path,
-        cx,
-        t.UnsupportedProtocolVersionErrorData,
-    )
 
 
 def f_UnsupportedProtocolVersionErrorData(
@@ -2470,7 +2332,7 @@ def f_UnsupportedProtocolVersionErrorData(
             x_requested = rt.d_u16(val, path + ".requested", cx)
         elif key == "supported":
             seen = rt.once(seen, 2, path, key)
-            x_supported = _list_8(val, path + ".supported", cx)
+            x_supported = _list_u16(val, path + ".supported", cx)
         elif key == "_meta":
             seen = rt.once(seen, 4, path, key)
             x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
@@ -2481,10 +2343,9 @@ def f_UnsupportedProtocolVersionErrorData(
     )
 
 
-def d_SessionNotFoundErrorData(v: Any, path: str, cx: rt.Ctx) -> t.SessionNotFoundErrorData:
-    return f_SessionNotFoundErrorData(
-        rt.expect_object(v, path, "SessionNotFoundErrorData").members, path, cx, t.SessionNotFoundErrorData
-    )
+d_UnsupportedProtocolVersionErrorData: Final = rt.struct_decoder(
+    f_UnsupportedProtocolVersionErrorData, "UnsupportedProtocolVersionErrorData", t.UnsupportedProtocolVersionErrorData
+)
 
 
 def f_SessionNotFoundErrorData(
@@ -2503,10 +2364,9 @@ def f_SessionNotFoundErrorData(
     return cls(session_id=rt.need(x_session_id, path, "sessionId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_UpdateSessionNotification(v: Any, path: str, cx: rt.Ctx) -> t.UpdateSessionNotification:
-    return f_UpdateSessionNotification(
-        rt.expect_object(v, path, "UpdateSessionNotification").members, path, cx, t.UpdateSessionNotification
-    )
+d_SessionNotFoundErrorData: Final = rt.struct_decoder(
+    f_SessionNotFoundErrorData, "SessionNotFoundErrorData", t.SessionNotFoundErrorData
+)
 
 
 def f_UpdateSessionNotification(
@@ -2531,6 +2391,11 @@ def f_UpdateSessionNotification(
         update=rt.need(x_update, path, "update"),
         meta=UNSET if x_meta is MISSING else x_meta,
     )
+
+
+d_UpdateSessionNotification: Final = rt.struct_decoder(
+    f_UpdateSessionNotification, "UpdateSessionNotification", t.UpdateSessionNotification
+)
 
 
 def d_SessionUpdate(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -2580,10 +2445,6 @@ def d_SessionUpdate(v: Any, path: str, cx: rt.Ctx) -> Any:
     return rt.unknown(cx, obj, "sessionUpdate", tag)
 
 
-def d_ContentChunk(v: Any, path: str, cx: rt.Ctx) -> t.ContentChunk:
-    return f_ContentChunk(rt.expect_object(v, path, "ContentChunk").members, path, cx, t.ContentChunk)
-
-
 def f_ContentChunk(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ContentChunk]) -> t.ContentChunk:
     x_message_id: Any = MISSING
     x_content: Any = MISSING
@@ -2606,8 +2467,7 @@ def f_ContentChunk(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Conte
     )
 
 
-def d_UserMessage(v: Any, path: str, cx: rt.Ctx) -> t.UserMessage:
-    return f_UserMessage(rt.expect_object(v, path, "UserMessage").members, path, cx, t.UserMessage)
+d_ContentChunk: Final = rt.struct_decoder(f_ContentChunk, "ContentChunk", t.ContentChunk)
 
 
 def f_UserMessage(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.UserMessage]) -> t.UserMessage:
@@ -2632,8 +2492,7 @@ def f_UserMessage(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.UserMe
     )
 
 
-def d_AgentMessage(v: Any, path: str, cx: rt.Ctx) -> t.AgentMessage:
-    return f_AgentMessage(rt.expect_object(v, path, "AgentMessage").members, path, cx, t.AgentMessage)
+d_UserMessage: Final = rt.struct_decoder(f_UserMessage, "UserMessage", t.UserMessage)
 
 
 def f_AgentMessage(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.AgentMessage]) -> t.AgentMessage:
@@ -2658,8 +2517,7 @@ def f_AgentMessage(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Agent
     )
 
 
-def d_AgentThought(v: Any, path: str, cx: rt.Ctx) -> t.AgentThought:
-    return f_AgentThought(rt.expect_object(v, path, "AgentThought").members, path, cx, t.AgentThought)
+d_AgentMessage: Final = rt.struct_decoder(f_AgentMessage, "AgentMessage", t.AgentMessage)
 
 
 def f_AgentThought(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.AgentThought]) -> t.AgentThought:
@@ -2684,6 +2542,9 @@ def f_AgentThought(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Agent
     )
 
 
+d_AgentThought: Final = rt.struct_decoder(f_AgentThought, "AgentThought", t.AgentThought)
+
+
 def d_BackgroundWork(v: Any, path: str, cx: rt.Ctx) -> Any:
     obj = rt.expect_object(v, path, "BackgroundWork")
     tag, rest = rt.split_tag(obj, "type", path)
@@ -2694,10 +2555,6 @@ def d_BackgroundWork(v: Any, path: str, cx: rt.Ctx) -> Any:
     if tag is None:
         raise rt.missing(path, "type")
     return rt.unknown(cx, obj, "type", tag)
-
-
-def d_BackgroundTerminal(v: Any, path: str, cx: rt.Ctx) -> t.BackgroundTerminal:
-    return f_BackgroundTerminal(rt.expect_object(v, path, "BackgroundTerminal").members, path, cx, t.BackgroundTerminal)
 
 
 def f_BackgroundTerminal(
@@ -2716,8 +2573,7 @@ def f_BackgroundTerminal(
     return cls(terminal_id=rt.need(x_terminal_id, path, "terminalId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_BackgroundToolCall(v: Any, path: str, cx: rt.Ctx) -> t.BackgroundToolCall:
-    return f_BackgroundToolCall(rt.expect_object(v, path, "BackgroundToolCall").members, path, cx, t.BackgroundToolCall)
+d_BackgroundTerminal: Final = rt.struct_decoder(f_BackgroundTerminal, "BackgroundTerminal", t.BackgroundTerminal)
 
 
 def f_BackgroundToolCall(
@@ -2736,8 +2592,7 @@ def f_BackgroundToolCall(
     return cls(tool_call_id=rt.need(x_tool_call_id, path, "toolCallId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_RunningStateUpdate(v: Any, path: str, cx: rt.Ctx) -> t.RunningStateUpdate:
-    return f_RunningStateUpdate(rt.expect_object(v, path, "RunningStateUpdate").members, path, cx, t.RunningStateUpdate)
+d_BackgroundToolCall: Final = rt.struct_decoder(f_BackgroundToolCall, "BackgroundToolCall", t.BackgroundToolCall)
 
 
 def f_RunningStateUpdate(
@@ -2749,7 +2604,7 @@ def f_RunningStateUpdate(
     for key, val, s, e in members:
         if key == "background":
             seen = rt.once(seen, 1, path, key)
-            x_background = rt.lenient(cx, val, path + ".background", _list_9, True)
+            x_background = rt.lenient(cx, val, path + ".background", _list_BackgroundWork, True)
         elif key == "_meta":
             seen = rt.once(seen, 2, path, key)
             x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
@@ -2758,8 +2613,7 @@ def f_RunningStateUpdate(
     )
 
 
-def d_ErrorStopReason(v: Any, path: str, cx: rt.Ctx) -> t.ErrorStopReason:
-    return f_ErrorStopReason(rt.expect_object(v, path, "ErrorStopReason").members, path, cx, t.ErrorStopReason)
+d_RunningStateUpdate: Final = rt.struct_decoder(f_RunningStateUpdate, "RunningStateUpdate", t.RunningStateUpdate)
 
 
 def f_ErrorStopReason(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ErrorStopReason]) -> t.ErrorStopReason:
@@ -2770,6 +2624,9 @@ def f_ErrorStopReason(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Er
             seen = rt.once(seen, 1, path, key)
             x_error = rt.lenient(cx, val, path + ".error", rt.d_error_object, True)
     return cls(error=UNSET if x_error is MISSING else x_error)
+
+
+d_ErrorStopReason: Final = rt.struct_decoder(f_ErrorStopReason, "ErrorStopReason", t.ErrorStopReason)
 
 
 def d_IdleStateUpdateVariant(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -2801,7 +2658,7 @@ def d_IdleStateUpdate(v: Any, path: str, cx: rt.Ctx) -> t.IdleStateUpdate:
     for key, val, s, e in obj.members:
         if key == "background":
             seen = rt.once(seen, 1, path, key)
-            x_background = rt.lenient(cx, val, path + ".background", _list_9, True)
+            x_background = rt.lenient(cx, val, path + ".background", _list_BackgroundWork, True)
         elif key == "_meta":
             seen = rt.once(seen, 2, path, key)
             x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
@@ -2817,12 +2674,6 @@ def d_IdleStateUpdate(v: Any, path: str, cx: rt.Ctx) -> t.IdleStateUpdate:
     )
 
 
-def d_RequiresActionStateUpdate(v: Any, path: str, cx: rt.Ctx) -> t.RequiresActionStateUpdate:
-    return f_RequiresActionStateUpdate(
-        rt.expect_object(v, path, "RequiresActionStateUpdate").members, path, cx, t.RequiresActionStateUpdate
-    )
-
-
 def f_RequiresActionStateUpdate(
     members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.RequiresActionStateUpdate]
 ) -> t.RequiresActionStateUpdate:
@@ -2832,13 +2683,18 @@ def f_RequiresActionStateUpdate(
     for key, val, s, e in members:
         if key == "background":
             seen = rt.once(seen, 1, path, key)
-            x_background = rt.lenient(cx, val, path + ".background", _list_9, True)
+            x_background = rt.lenient(cx, val, path + ".background", _list_BackgroundWork, True)
         elif key == "_meta":
             seen = rt.once(seen, 2, path, key)
             x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(
         background=UNSET if x_background is MISSING else x_background, meta=UNSET if x_meta is MISSING else x_meta
     )
+
+
+d_RequiresActionStateUpdate: Final = rt.struct_decoder(
+    f_RequiresActionStateUpdate, "RequiresActionStateUpdate", t.RequiresActionStateUpdate
+)
 
 
 def d_StateUpdate(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -2853,12 +2709,6 @@ def d_StateUpdate(v: Any, path: str, cx: rt.Ctx) -> Any:
     if tag is None:
         raise rt.missing(path, "state")
     return rt.unknown(cx, obj, "state", tag)
-
-
-def d_ToolCallContentChunk(v: Any, path: str, cx: rt.Ctx) -> t.ToolCallContentChunk:
-    return f_ToolCallContentChunk(
-        rt.expect_object(v, path, "ToolCallContentChunk").members, path, cx, t.ToolCallContentChunk
-    )
 
 
 def f_ToolCallContentChunk(
@@ -2885,8 +2735,9 @@ def f_ToolCallContentChunk(
     )
 
 
-def d_TerminalOutput(v: Any, path: str, cx: rt.Ctx) -> t.TerminalOutput:
-    return f_TerminalOutput(rt.expect_object(v, path, "TerminalOutput").members, path, cx, t.TerminalOutput)
+d_ToolCallContentChunk: Final = rt.struct_decoder(
+    f_ToolCallContentChunk, "ToolCallContentChunk", t.ToolCallContentChunk
+)
 
 
 def f_TerminalOutput(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.TerminalOutput]) -> t.TerminalOutput:
@@ -2903,8 +2754,7 @@ def f_TerminalOutput(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Ter
     return cls(data=rt.need(x_data, path, "data"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_TerminalExitStatus(v: Any, path: str, cx: rt.Ctx) -> t.TerminalExitStatus:
-    return f_TerminalExitStatus(rt.expect_object(v, path, "TerminalExitStatus").members, path, cx, t.TerminalExitStatus)
+d_TerminalOutput: Final = rt.struct_decoder(f_TerminalOutput, "TerminalOutput", t.TerminalOutput)
 
 
 def f_TerminalExitStatus(
@@ -2931,8 +2781,7 @@ def f_TerminalExitStatus(
     )
 
 
-def d_TerminalSize(v: Any, path: str, cx: rt.Ctx) -> t.TerminalSize:
-    return f_TerminalSize(rt.expect_object(v, path, "TerminalSize").members, path, cx, t.TerminalSize)
+d_TerminalExitStatus: Final = rt.struct_decoder(f_TerminalExitStatus, "TerminalExitStatus", t.TerminalExitStatus)
 
 
 def f_TerminalSize(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.TerminalSize]) -> t.TerminalSize:
@@ -2957,10 +2806,7 @@ def f_TerminalSize(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Termi
     )
 
 
-def d_TerminalCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.TerminalCapabilities:
-    return f_TerminalCapabilities(
-        rt.expect_object(v, path, "TerminalCapabilities").members, path, cx, t.TerminalCapabilities
-    )
+d_TerminalSize: Final = rt.struct_decoder(f_TerminalSize, "TerminalSize", t.TerminalSize)
 
 
 def f_TerminalCapabilities(
@@ -2979,10 +2825,9 @@ def f_TerminalCapabilities(
     return cls(cancel=UNSET if x_cancel is MISSING else x_cancel, meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_TerminalCancelCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.TerminalCancelCapabilities:
-    return f_TerminalCancelCapabilities(
-        rt.expect_object(v, path, "TerminalCancelCapabilities").members, path, cx, t.TerminalCancelCapabilities
-    )
+d_TerminalCapabilities: Final = rt.struct_decoder(
+    f_TerminalCapabilities, "TerminalCapabilities", t.TerminalCapabilities
+)
 
 
 def f_TerminalCancelCapabilities(
@@ -2997,8 +2842,9 @@ def f_TerminalCancelCapabilities(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_TerminalUpdate(v: Any, path: str, cx: rt.Ctx) -> t.TerminalUpdate:
-    return f_TerminalUpdate(rt.expect_object(v, path, "TerminalUpdate").members, path, cx, t.TerminalUpdate)
+d_TerminalCancelCapabilities: Final = rt.struct_decoder(
+    f_TerminalCancelCapabilities, "TerminalCancelCapabilities", t.TerminalCancelCapabilities
+)
 
 
 def f_TerminalUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.TerminalUpdate]) -> t.TerminalUpdate:
@@ -3048,10 +2894,7 @@ def f_TerminalUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Ter
     )
 
 
-def d_TerminalOutputChunk(v: Any, path: str, cx: rt.Ctx) -> t.TerminalOutputChunk:
-    return f_TerminalOutputChunk(
-        rt.expect_object(v, path, "TerminalOutputChunk").members, path, cx, t.TerminalOutputChunk
-    )
+d_TerminalUpdate: Final = rt.struct_decoder(f_TerminalUpdate, "TerminalUpdate", t.TerminalUpdate)
 
 
 def f_TerminalOutputChunk(
@@ -3078,6 +2921,9 @@ def f_TerminalOutputChunk(
     )
 
 
+d_TerminalOutputChunk: Final = rt.struct_decoder(f_TerminalOutputChunk, "TerminalOutputChunk", t.TerminalOutputChunk)
+
+
 def d_PlanUpdateContent(v: Any, path: str, cx: rt.Ctx) -> Any:
     obj = rt.expect_object(v, path, "PlanUpdateContent")
     tag, rest = rt.split_tag(obj, "type", path)
@@ -3086,10 +2932,6 @@ def d_PlanUpdateContent(v: Any, path: str, cx: rt.Ctx) -> Any:
     if tag is None:
         raise rt.missing(path, "type")
     return rt.unknown(cx, obj, "type", tag)
-
-
-def d_PlanEntry(v: Any, path: str, cx: rt.Ctx) -> t.PlanEntry:
-    return f_PlanEntry(rt.expect_object(v, path, "PlanEntry").members, path, cx, t.PlanEntry)
 
 
 def f_PlanEntry(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PlanEntry]) -> t.PlanEntry:
@@ -3119,16 +2961,15 @@ def f_PlanEntry(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PlanEntr
     )
 
 
+d_PlanEntry: Final = rt.struct_decoder(f_PlanEntry, "PlanEntry", t.PlanEntry)
+
+
 def d_PlanEntryPriority(v: Any, path: str, cx: rt.Ctx) -> str:
     return rt.d_str(v, path, cx)
 
 
 def d_PlanEntryStatus(v: Any, path: str, cx: rt.Ctx) -> str:
     return rt.d_str(v, path, cx)
-
-
-def d_PlanItems(v: Any, path: str, cx: rt.Ctx) -> t.PlanItems:
-    return f_PlanItems(rt.expect_object(v, path, "PlanItems").members, path, cx, t.PlanItems)
 
 
 def f_PlanItems(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PlanItems]) -> t.PlanItems:
@@ -3155,8 +2996,7 @@ def f_PlanItems(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PlanItem
     )
 
 
-def d_PlanUpdate(v: Any, path: str, cx: rt.Ctx) -> t.PlanUpdate:
-    return f_PlanUpdate(rt.expect_object(v, path, "PlanUpdate").members, path, cx, t.PlanUpdate)
+d_PlanItems: Final = rt.struct_decoder(f_PlanItems, "PlanItems", t.PlanItems)
 
 
 def f_PlanUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PlanUpdate]) -> t.PlanUpdate:
@@ -3173,10 +3013,7 @@ def f_PlanUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PlanUpd
     return cls(plan=rt.need(x_plan, path, "plan"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_AvailableCommandsUpdate(v: Any, path: str, cx: rt.Ctx) -> t.AvailableCommandsUpdate:
-    return f_AvailableCommandsUpdate(
-        rt.expect_object(v, path, "AvailableCommandsUpdate").members, path, cx, t.AvailableCommandsUpdate
-    )
+d_PlanUpdate: Final = rt.struct_decoder(f_PlanUpdate, "PlanUpdate", t.PlanUpdate)
 
 
 def f_AvailableCommandsUpdate(
@@ -3200,8 +3037,9 @@ def f_AvailableCommandsUpdate(
     )
 
 
-def d_ConfigOptionUpdate(v: Any, path: str, cx: rt.Ctx) -> t.ConfigOptionUpdate:
-    return f_ConfigOptionUpdate(rt.expect_object(v, path, "ConfigOptionUpdate").members, path, cx, t.ConfigOptionUpdate)
+d_AvailableCommandsUpdate: Final = rt.struct_decoder(
+    f_AvailableCommandsUpdate, "AvailableCommandsUpdate", t.AvailableCommandsUpdate
+)
 
 
 def f_ConfigOptionUpdate(
@@ -3224,8 +3062,7 @@ def f_ConfigOptionUpdate(
     )
 
 
-def d_SessionInfoUpdate(v: Any, path: str, cx: rt.Ctx) -> t.SessionInfoUpdate:
-    return f_SessionInfoUpdate(rt.expect_object(v, path, "SessionInfoUpdate").members, path, cx, t.SessionInfoUpdate)
+d_ConfigOptionUpdate: Final = rt.struct_decoder(f_ConfigOptionUpdate, "ConfigOptionUpdate", t.ConfigOptionUpdate)
 
 
 def f_SessionInfoUpdate(
@@ -3252,8 +3089,7 @@ def f_SessionInfoUpdate(
     )
 
 
-def d_Cost(v: Any, path: str, cx: rt.Ctx) -> t.Cost:
-    return f_Cost(rt.expect_object(v, path, "Cost").members, path, cx, t.Cost)
+d_SessionInfoUpdate: Final = rt.struct_decoder(f_SessionInfoUpdate, "SessionInfoUpdate", t.SessionInfoUpdate)
 
 
 def f_Cost(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Cost]) -> t.Cost:
@@ -3278,8 +3114,7 @@ def f_Cost(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Cost]) -> t.C
     )
 
 
-def d_UsageUpdate(v: Any, path: str, cx: rt.Ctx) -> t.UsageUpdate:
-    return f_UsageUpdate(rt.expect_object(v, path, "UsageUpdate").members, path, cx, t.UsageUpdate)
+d_Cost: Final = rt.struct_decoder(f_Cost, "Cost", t.Cost)
 
 
 def f_UsageUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.UsageUpdate]) -> t.UsageUpdate:
@@ -3309,12 +3144,7 @@ def f_UsageUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.UsageU
     )
 
 
-def d_NoticeSeverity(v: Any, path: str, cx: rt.Ctx) -> str:
-    return rt.d_str(v, path, cx)
-
-
-def d_Notice(v: Any, path: str, cx: rt.Ctx) -> t.Notice:
-    return f_Notice(rt.expect_object(v, path, "Notice").members, path, cx, t.Notice)
+d_UsageUpdate: Final = rt.struct_decoder(f_UsageUpdate, "UsageUpdate", t.UsageUpdate)
 
 
 def f_Notice(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Notice]) -> t.Notice:
@@ -3349,12 +3179,7 @@ def f_Notice(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Notice]) ->
     )
 
 
-def d_CompactionStatus(v: Any, path: str, cx: rt.Ctx) -> str:
-    return rt.d_str(v, path, cx)
-
-
-def d_CompactionUpdate(v: Any, path: str, cx: rt.Ctx) -> t.CompactionUpdate:
-    return f_CompactionUpdate(rt.expect_object(v, path, "CompactionUpdate").members, path, cx, t.CompactionUpdate)
+d_Notice: Final = rt.struct_decoder(f_Notice, "Notice", t.Notice)
 
 
 def f_CompactionUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.CompactionUpdate]) -> t.CompactionUpdate:
@@ -3389,10 +3214,7 @@ def f_CompactionUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.C
     )
 
 
-def d_CompactionSummaryChunk(v: Any, path: str, cx: rt.Ctx) -> t.CompactionSummaryChunk:
-    return f_CompactionSummaryChunk(
-        rt.expect_object(v, path, "CompactionSummaryChunk").members, path, cx, t.CompactionSummaryChunk
-    )
+d_CompactionUpdate: Final = rt.struct_decoder(f_CompactionUpdate, "CompactionUpdate", t.CompactionUpdate)
 
 
 def f_CompactionSummaryChunk(
@@ -3419,13 +3241,9 @@ def f_CompactionSummaryChunk(
     )
 
 
-def d_CompleteElicitationNotification(v: Any, path: str, cx: rt.Ctx) -> t.CompleteElicitationNotification:
-    return f_CompleteElicitationNotification(
-        rt.expect_object(v, path, "CompleteElicitationNotification").members,
-        path,
-        cx,
-        t.CompleteElicitationNotification,
-    )
+d_CompactionSummaryChunk: Final = rt.struct_decoder(
+    f_CompactionSummaryChunk, "CompactionSummaryChunk", t.CompactionSummaryChunk
+)
 
 
 def f_CompleteElicitationNotification(
@@ -3446,8 +3264,9 @@ def f_CompleteElicitationNotification(
     )
 
 
-def d_InitializeRequest(v: Any, path: str, cx: rt.Ctx) -> t.InitializeRequest:
-    return f_InitializeRequest(rt.expect_object(v, path, "InitializeRequest").members, path, cx, t.InitializeRequest)
+d_CompleteElicitationNotification: Final = rt.struct_decoder(
+    f_CompleteElicitationNotification, "CompleteElicitationNotification", t.CompleteElicitationNotification
+)
 
 
 def f_InitializeRequest(
@@ -3479,8 +3298,7 @@ def f_InitializeRequest(
     )
 
 
-def d_ClientCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.ClientCapabilities:
-    return f_ClientCapabilities(rt.expect_object(v, path, "ClientCapabilities").members, path, cx, t.ClientCapabilities)
+d_InitializeRequest: Final = rt.struct_decoder(f_InitializeRequest, "InitializeRequest", t.InitializeRequest)
 
 
 def f_ClientCapabilities(
@@ -3507,10 +3325,7 @@ def f_ClientCapabilities(
     )
 
 
-def d_ClientAuthCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.ClientAuthCapabilities:
-    return f_ClientAuthCapabilities(
-        rt.expect_object(v, path, "ClientAuthCapabilities").members, path, cx, t.ClientAuthCapabilities
-    )
+d_ClientCapabilities: Final = rt.struct_decoder(f_ClientCapabilities, "ClientCapabilities", t.ClientCapabilities)
 
 
 def f_ClientAuthCapabilities(
@@ -3529,10 +3344,9 @@ def f_ClientAuthCapabilities(
     return cls(terminal=UNSET if x_terminal is MISSING else x_terminal, meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_TerminalAuthCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.TerminalAuthCapabilities:
-    return f_TerminalAuthCapabilities(
-        rt.expect_object(v, path, "TerminalAuthCapabilities").members, path, cx, t.TerminalAuthCapabilities
-    )
+d_ClientAuthCapabilities: Final = rt.struct_decoder(
+    f_ClientAuthCapabilities, "ClientAuthCapabilities", t.ClientAuthCapabilities
+)
 
 
 def f_TerminalAuthCapabilities(
@@ -3547,10 +3361,9 @@ def f_TerminalAuthCapabilities(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_ElicitationCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationCapabilities:
-    return f_ElicitationCapabilities(
-        rt.expect_object(v, path, "ElicitationCapabilities").members, path, cx, t.ElicitationCapabilities
-    )
+d_TerminalAuthCapabilities: Final = rt.struct_decoder(
+    f_TerminalAuthCapabilities, "TerminalAuthCapabilities", t.TerminalAuthCapabilities
+)
 
 
 def f_ElicitationCapabilities(
@@ -3577,10 +3390,9 @@ def f_ElicitationCapabilities(
     )
 
 
-def d_ElicitationFormCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationFormCapabilities:
-    return f_ElicitationFormCapabilities(
-        rt.expect_object(v, path, "ElicitationFormCapabilities").members, path, cx, t.ElicitationFormCapabilities
-    )
+d_ElicitationCapabilities: Final = rt.struct_decoder(
+    f_ElicitationCapabilities, "ElicitationCapabilities", t.ElicitationCapabilities
+)
 
 
 def f_ElicitationFormCapabilities(
@@ -3595,10 +3407,9 @@ def f_ElicitationFormCapabilities(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_ElicitationUrlCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationUrlCapabilities:
-    return f_ElicitationUrlCapabilities(
-        rt.expect_object(v, path, "ElicitationUrlCapabilities").members, path, cx, t.ElicitationUrlCapabilities
-    )
+d_ElicitationFormCapabilities: Final = rt.struct_decoder(
+    f_ElicitationFormCapabilities, "ElicitationFormCapabilities", t.ElicitationFormCapabilities
+)
 
 
 def f_ElicitationUrlCapabilities(
@@ -3613,8 +3424,9 @@ def f_ElicitationUrlCapabilities(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_LoginAuthRequest(v: Any, path: str, cx: rt.Ctx) -> t.LoginAuthRequest:
-    return f_LoginAuthRequest(rt.expect_object(v, path, "LoginAuthRequest").members, path, cx, t.LoginAuthRequest)
+d_ElicitationUrlCapabilities: Final = rt.struct_decoder(
+    f_ElicitationUrlCapabilities, "ElicitationUrlCapabilities", t.ElicitationUrlCapabilities
+)
 
 
 def f_LoginAuthRequest(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.LoginAuthRequest]) -> t.LoginAuthRequest:
@@ -3631,8 +3443,7 @@ def f_LoginAuthRequest(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.L
     return cls(method_id=rt.need(x_method_id, path, "methodId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_LogoutAuthRequest(v: Any, path: str, cx: rt.Ctx) -> t.LogoutAuthRequest:
-    return f_LogoutAuthRequest(rt.expect_object(v, path, "LogoutAuthRequest").members, path, cx, t.LogoutAuthRequest)
+d_LoginAuthRequest: Final = rt.struct_decoder(f_LoginAuthRequest, "LoginAuthRequest", t.LoginAuthRequest)
 
 
 def f_LogoutAuthRequest(
@@ -3647,8 +3458,7 @@ def f_LogoutAuthRequest(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_NewSessionRequest(v: Any, path: str, cx: rt.Ctx) -> t.NewSessionRequest:
-    return f_NewSessionRequest(rt.expect_object(v, path, "NewSessionRequest").members, path, cx, t.NewSessionRequest)
+d_LogoutAuthRequest: Final = rt.struct_decoder(f_LogoutAuthRequest, "LogoutAuthRequest", t.LogoutAuthRequest)
 
 
 def f_NewSessionRequest(
@@ -3665,10 +3475,10 @@ def f_NewSessionRequest(
             x_cwd = rt.d_str(val, path + ".cwd", cx)
         elif key == "additionalDirectories":
             seen = rt.once(seen, 2, path, key)
-            x_additional_directories = rt.default_on_null(cx, val, path + ".additionalDirectories", _list_7)
+            x_additional_directories = rt.default_on_null(cx, val, path + ".additionalDirectories", _list_string)
         elif key == "mcpServers":
             seen = rt.once(seen, 4, path, key)
-            x_mcp_servers = rt.default_on_null(cx, val, path + ".mcpServers", _list_10)
+            x_mcp_servers = rt.default_on_null(cx, val, path + ".mcpServers", _list_McpServer)
         elif key == "_meta":
             seen = rt.once(seen, 8, path, key)
             x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
@@ -3678,6 +3488,9 @@ def f_NewSessionRequest(
         mcp_servers=UNSET if x_mcp_servers is MISSING else x_mcp_servers,
         meta=UNSET if x_meta is MISSING else x_meta,
     )
+
+
+d_NewSessionRequest: Final = rt.struct_decoder(f_NewSessionRequest, "NewSessionRequest", t.NewSessionRequest)
 
 
 def d_McpServer(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -3690,10 +3503,6 @@ def d_McpServer(v: Any, path: str, cx: rt.Ctx) -> Any:
     if tag is None:
         raise rt.missing(path, "type")
     return rt.unknown(cx, obj, "type", tag)
-
-
-def d_HttpHeader(v: Any, path: str, cx: rt.Ctx) -> t.HttpHeader:
-    return f_HttpHeader(rt.expect_object(v, path, "HttpHeader").members, path, cx, t.HttpHeader)
 
 
 def f_HttpHeader(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.HttpHeader]) -> t.HttpHeader:
@@ -3718,8 +3527,7 @@ def f_HttpHeader(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.HttpHea
     )
 
 
-def d_McpServerHttp(v: Any, path: str, cx: rt.Ctx) -> t.McpServerHttp:
-    return f_McpServerHttp(rt.expect_object(v, path, "McpServerHttp").members, path, cx, t.McpServerHttp)
+d_HttpHeader: Final = rt.struct_decoder(f_HttpHeader, "HttpHeader", t.HttpHeader)
 
 
 def f_McpServerHttp(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.McpServerHttp]) -> t.McpServerHttp:
@@ -3737,7 +3545,7 @@ def f_McpServerHttp(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.McpS
             x_url = rt.d_str(val, path + ".url", cx)
         elif key == "headers":
             seen = rt.once(seen, 4, path, key)
-            x_headers = rt.default_on_null(cx, val, path + ".headers", _list_11)
+            x_headers = rt.default_on_null(cx, val, path + ".headers", _list_HttpHeader)
         elif key == "_meta":
             seen = rt.once(seen, 8, path, key)
             x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
@@ -3749,8 +3557,7 @@ def f_McpServerHttp(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.McpS
     )
 
 
-def d_McpServerStdio(v: Any, path: str, cx: rt.Ctx) -> t.McpServerStdio:
-    return f_McpServerStdio(rt.expect_object(v, path, "McpServerStdio").members, path, cx, t.McpServerStdio)
+d_McpServerHttp: Final = rt.struct_decoder(f_McpServerHttp, "McpServerHttp", t.McpServerHttp)
 
 
 def f_McpServerStdio(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.McpServerStdio]) -> t.McpServerStdio:
@@ -3769,10 +3576,10 @@ def f_McpServerStdio(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Mcp
             x_command = rt.d_str(val, path + ".command", cx)
         elif key == "args":
             seen = rt.once(seen, 4, path, key)
-            x_args = rt.default_on_null(cx, val, path + ".args", _list_2)
+            x_args = rt.default_on_null(cx, val, path + ".args", _list_string)
         elif key == "env":
             seen = rt.once(seen, 8, path, key)
-            x_env = rt.default_on_null(cx, val, path + ".env", _list_4)
+            x_env = rt.default_on_null(cx, val, path + ".env", _list_EnvVariable)
         elif key == "_meta":
             seen = rt.once(seen, 16, path, key)
             x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
@@ -3785,10 +3592,7 @@ def f_McpServerStdio(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Mcp
     )
 
 
-def d_ListSessionsRequest(v: Any, path: str, cx: rt.Ctx) -> t.ListSessionsRequest:
-    return f_ListSessionsRequest(
-        rt.expect_object(v, path, "ListSessionsRequest").members, path, cx, t.ListSessionsRequest
-    )
+d_McpServerStdio: Final = rt.struct_decoder(f_McpServerStdio, "McpServerStdio", t.McpServerStdio)
 
 
 def f_ListSessionsRequest(
@@ -3815,10 +3619,7 @@ def f_ListSessionsRequest(
     )
 
 
-def d_DeleteSessionRequest(v: Any, path: str, cx: rt.Ctx) -> t.DeleteSessionRequest:
-    return f_DeleteSessionRequest(
-        rt.expect_object(v, path, "DeleteSessionRequest").members, path, cx, t.DeleteSessionRequest
-    )
+d_ListSessionsRequest: Final = rt.struct_decoder(f_ListSessionsRequest, "ListSessionsRequest", t.ListSessionsRequest)
 
 
 def f_DeleteSessionRequest(
@@ -3837,10 +3638,9 @@ def f_DeleteSessionRequest(
     return cls(session_id=rt.need(x_session_id, path, "sessionId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_ResumeSessionRequest(v: Any, path: str, cx: rt.Ctx) -> t.ResumeSessionRequest:
-    return f_ResumeSessionRequest(
-        rt.expect_object(v, path, "ResumeSessionRequest").members, path, cx, t.ResumeSessionRequest
-    )
+d_DeleteSessionRequest: Final = rt.struct_decoder(
+    f_DeleteSessionRequest, "DeleteSessionRequest", t.DeleteSessionRequest
+)
 
 
 def f_ResumeSessionRequest(
@@ -3862,10 +3662,10 @@ def f_ResumeSessionRequest(
             x_cwd = rt.d_str(val, path + ".cwd", cx)
         elif key == "additionalDirectories":
             seen = rt.once(seen, 4, path, key)
-            x_additional_directories = rt.default_on_null(cx, val, path + ".additionalDirectories", _list_7)
+            x_additional_directories = rt.default_on_null(cx, val, path + ".additionalDirectories", _list_string)
         elif key == "mcpServers":
             seen = rt.once(seen, 8, path, key)
-            x_mcp_servers = rt.default_on_null(cx, val, path + ".mcpServers", _list_10)
+            x_mcp_servers = rt.default_on_null(cx, val, path + ".mcpServers", _list_McpServer)
         elif key == "replayFrom":
             seen = rt.once(seen, 16, path, key)
             x_replay_from = None if val is None else d_ReplayFrom(val, path + ".replayFrom", cx)
@@ -3882,6 +3682,11 @@ def f_ResumeSessionRequest(
     )
 
 
+d_ResumeSessionRequest: Final = rt.struct_decoder(
+    f_ResumeSessionRequest, "ResumeSessionRequest", t.ResumeSessionRequest
+)
+
+
 def d_ReplayFrom(v: Any, path: str, cx: rt.Ctx) -> Any:
     obj = rt.expect_object(v, path, "ReplayFrom")
     tag, rest = rt.split_tag(obj, "type", path)
@@ -3890,10 +3695,6 @@ def d_ReplayFrom(v: Any, path: str, cx: rt.Ctx) -> Any:
     if tag is None:
         raise rt.missing(path, "type")
     return rt.unknown(cx, obj, "type", tag)
-
-
-def d_ReplayFromStart(v: Any, path: str, cx: rt.Ctx) -> t.ReplayFromStart:
-    return f_ReplayFromStart(rt.expect_object(v, path, "ReplayFromStart").members, path, cx, t.ReplayFromStart)
 
 
 def f_ReplayFromStart(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ReplayFromStart]) -> t.ReplayFromStart:
@@ -3906,10 +3707,7 @@ def f_ReplayFromStart(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Re
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_CloseSessionRequest(v: Any, path: str, cx: rt.Ctx) -> t.CloseSessionRequest:
-    return f_CloseSessionRequest(
-        rt.expect_object(v, path, "CloseSessionRequest").members, path, cx, t.CloseSessionRequest
-    )
+d_ReplayFromStart: Final = rt.struct_decoder(f_ReplayFromStart, "ReplayFromStart", t.ReplayFromStart)
 
 
 def f_CloseSessionRequest(
@@ -3928,10 +3726,7 @@ def f_CloseSessionRequest(
     return cls(session_id=rt.need(x_session_id, path, "sessionId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_CancelToolCallRequest(v: Any, path: str, cx: rt.Ctx) -> t.CancelToolCallRequest:
-    return f_CancelToolCallRequest(
-        rt.expect_object(v, path, "CancelToolCallRequest").members, path, cx, t.CancelToolCallRequest
-    )
+d_CloseSessionRequest: Final = rt.struct_decoder(f_CloseSessionRequest, "CloseSessionRequest", t.CloseSessionRequest)
 
 
 def f_CancelToolCallRequest(
@@ -3958,10 +3753,9 @@ def f_CancelToolCallRequest(
     )
 
 
-def d_CancelTerminalRequest(v: Any, path: str, cx: rt.Ctx) -> t.CancelTerminalRequest:
-    return f_CancelTerminalRequest(
-        rt.expect_object(v, path, "CancelTerminalRequest").members, path, cx, t.CancelTerminalRequest
-    )
+d_CancelToolCallRequest: Final = rt.struct_decoder(
+    f_CancelToolCallRequest, "CancelToolCallRequest", t.CancelToolCallRequest
+)
 
 
 def f_CancelTerminalRequest(
@@ -3988,13 +3782,9 @@ def f_CancelTerminalRequest(
     )
 
 
-def d_SetSessionConfigOptionRequestVariantId(v: Any, path: str, cx: rt.Ctx) -> t.SetSessionConfigOptionRequestVariantId:
-    return f_SetSessionConfigOptionRequestVariantId(
-        rt.expect_object(v, path, "SetSessionConfigOptionRequestVariantId").members,
-        path,
-        cx,
-        t.SetSessionConfigOptionRequestVariantId,
-    )
+d_CancelTerminalRequest: Final = rt.struct_decoder(
+    f_CancelTerminalRequest, "CancelTerminalRequest", t.CancelTerminalRequest
+)
 
 
 def f_SetSessionConfigOptionRequestVariantId(
@@ -4009,27 +3799,11 @@ def f_SetSessionConfigOptionRequestVariantId(
     return cls(value=rt.need(x_value, path, "value"))
 
 
-def d_SetSessionConfigOptionRequestVariantBoolean(
-    v: Any, path: str, cx: rt.Ctx
-) -> t.SetSessionConfigOptionRequestVariantBoolean:
-    return f_SetSessionConfigOptionRequestVariantBoolean(
-        rt.expect_object(v, path, "SetSessionConfigOptionRequestVariantBoolean").members,
-        path,
-        cx,
-        t.SetSessionConfigOptionRequestVariantBoolean,
-    )
-
-
-def f_SetSessionConfigOptionRequestVariantBoolean(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.SetSessionConfigOptionRequestVariantBoolean]
-) -> t.SetSessionConfigOptionRequestVariantBoolean:
-    x_value: Any = MISSING
-    seen = 0
-    for key, val, _s, _e in members:
-        if key == "value":
-            seen = rt.once(seen, 1, path, key)
-            x_value = rt.d_bool(val, path + ".value", cx)
-    return cls(value=rt.need(x_value, path, "value"))
+d_SetSessionConfigOptionRequestVariantId: Final = rt.struct_decoder(
+    f_SetSessionConfigOptionRequestVariantId,
+    "SetSessionConfigOptionRequestVariantId",
+    t.SetSessionConfigOptionRequestVariantId,
+)
 
 
 def d_SetSessionConfigOptionRequestVariant(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -4071,10 +3845,6 @@ def d_SetSessionConfigOptionRequest(v: Any, path: str, cx: rt.Ctx) -> t.SetSessi
     )
 
 
-def d_PromptRequest(v: Any, path: str, cx: rt.Ctx) -> t.PromptRequest:
-    return f_PromptRequest(rt.expect_object(v, path, "PromptRequest").members, path, cx, t.PromptRequest)
-
-
 def f_PromptRequest(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PromptRequest]) -> t.PromptRequest:
     x_session_id: Any = MISSING
     x_prompt: Any = MISSING
@@ -4086,7 +3856,7 @@ def f_PromptRequest(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Prom
             x_session_id = rt.d_str(val, path + ".sessionId", cx)
         elif key == "prompt":
             seen = rt.once(seen, 2, path, key)
-            x_prompt = _list_12(val, path + ".prompt", cx)
+            x_prompt = _list_ContentBlock(val, path + ".prompt", cx)
         elif key == "_meta":
             seen = rt.once(seen, 4, path, key)
             x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
@@ -4098,10 +3868,7 @@ def f_PromptRequest(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Prom
     return cls(session_id=x_session_id, prompt=x_prompt, meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_RequestPermissionResponse(v: Any, path: str, cx: rt.Ctx) -> t.RequestPermissionResponse:
-    return f_RequestPermissionResponse(
-        rt.expect_object(v, path, "RequestPermissionResponse").members, path, cx, t.RequestPermissionResponse
-    )
+d_PromptRequest: Final = rt.struct_decoder(f_PromptRequest, "PromptRequest", t.PromptRequest)
 
 
 def f_RequestPermissionResponse(
@@ -4120,6 +3887,11 @@ def f_RequestPermissionResponse(
     return cls(outcome=rt.need(x_outcome, path, "outcome"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
+d_RequestPermissionResponse: Final = rt.struct_decoder(
+    f_RequestPermissionResponse, "RequestPermissionResponse", t.RequestPermissionResponse
+)
+
+
 def d_RequestPermissionOutcome(v: Any, path: str, cx: rt.Ctx) -> Any:
     obj = rt.expect_object(v, path, "RequestPermissionOutcome")
     tag, rest = rt.split_tag(obj, "outcome", path)
@@ -4130,12 +3902,6 @@ def d_RequestPermissionOutcome(v: Any, path: str, cx: rt.Ctx) -> Any:
     if tag is None:
         raise rt.missing(path, "outcome")
     return rt.unknown(cx, obj, "outcome", tag)
-
-
-def d_CancelledPermissionOutcome(v: Any, path: str, cx: rt.Ctx) -> t.CancelledPermissionOutcome:
-    return f_CancelledPermissionOutcome(
-        rt.expect_object(v, path, "CancelledPermissionOutcome").members, path, cx, t.CancelledPermissionOutcome
-    )
 
 
 def f_CancelledPermissionOutcome(
@@ -4150,10 +3916,9 @@ def f_CancelledPermissionOutcome(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_SelectedPermissionOutcome(v: Any, path: str, cx: rt.Ctx) -> t.SelectedPermissionOutcome:
-    return f_SelectedPermissionOutcome(
-        rt.expect_object(v, path, "SelectedPermissionOutcome").members, path, cx, t.SelectedPermissionOutcome
-    )
+d_CancelledPermissionOutcome: Final = rt.struct_decoder(
+    f_CancelledPermissionOutcome, "CancelledPermissionOutcome", t.CancelledPermissionOutcome
+)
 
 
 def f_SelectedPermissionOutcome(
@@ -4170,6 +3935,11 @@ def f_SelectedPermissionOutcome(
             seen = rt.once(seen, 2, path, key)
             x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(option_id=rt.need(x_option_id, path, "optionId"), meta=UNSET if x_meta is MISSING else x_meta)
+
+
+d_SelectedPermissionOutcome: Final = rt.struct_decoder(
+    f_SelectedPermissionOutcome, "SelectedPermissionOutcome", t.SelectedPermissionOutcome
+)
 
 
 def d_CreateElicitationResponseVariant(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -4211,7 +3981,7 @@ def d_ElicitationContentValue(v: Any, path: str, cx: rt.Ctx) -> Any:
     got = rt.attempt(cx, v, path, rt.d_bool)
     if got is not MISSING:
         return got
-    got = rt.attempt(cx, v, path, _list_2)
+    got = rt.attempt(cx, v, path, _list_string)
     if got is not MISSING:
         return got
     got = rt.attempt(cx, v, path, rt.d_raw_node)
@@ -4224,12 +3994,6 @@ def d_ElicitationContentValue(v: Any, path: str, cx: rt.Ctx) -> Any:
     )
 
 
-def d_ElicitationAcceptAction(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationAcceptAction:
-    return f_ElicitationAcceptAction(
-        rt.expect_object(v, path, "ElicitationAcceptAction").members, path, cx, t.ElicitationAcceptAction
-    )
-
-
 def f_ElicitationAcceptAction(
     members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ElicitationAcceptAction]
 ) -> t.ElicitationAcceptAction:
@@ -4238,14 +4002,13 @@ def f_ElicitationAcceptAction(
     for key, val, _s, _e in members:
         if key == "content":
             seen = rt.once(seen, 1, path, key)
-            x_content = None if val is None else _map_13(val, path + ".content", cx)
+            x_content = None if val is None else _map_ElicitationContentValue(val, path + ".content", cx)
     return cls(content=UNSET if x_content is MISSING else x_content)
 
 
-def d_CancelSessionNotification(v: Any, path: str, cx: rt.Ctx) -> t.CancelSessionNotification:
-    return f_CancelSessionNotification(
-        rt.expect_object(v, path, "CancelSessionNotification").members, path, cx, t.CancelSessionNotification
-    )
+d_ElicitationAcceptAction: Final = rt.struct_decoder(
+    f_ElicitationAcceptAction, "ElicitationAcceptAction", t.ElicitationAcceptAction
+)
 
 
 def f_CancelSessionNotification(
@@ -4264,10 +4027,9 @@ def f_CancelSessionNotification(
     return cls(session_id=rt.need(x_session_id, path, "sessionId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_CancelRequestNotification(v: Any, path: str, cx: rt.Ctx) -> t.CancelRequestNotification:
-    return f_CancelRequestNotification(
-        rt.expect_object(v, path, "CancelRequestNotification").members, path, cx, t.CancelRequestNotification
-    )
+d_CancelSessionNotification: Final = rt.struct_decoder(
+    f_CancelSessionNotification, "CancelSessionNotification", t.CancelSessionNotification
+)
 
 
 def f_CancelRequestNotification(
@@ -4284,6 +4046,11 @@ def f_CancelRequestNotification(
             seen = rt.once(seen, 2, path, key)
             x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(request_id=rt.need(x_request_id, path, "requestId"), meta=UNSET if x_meta is MISSING else x_meta)
+
+
+d_CancelRequestNotification: Final = rt.struct_decoder(
+    f_CancelRequestNotification, "CancelRequestNotification", t.CancelRequestNotification
+)
 
 
 DECODERS: Final[dict[str, rt.Decoder]] = {

@@ -10,1447 +10,217 @@ from typing import Any, Final
 from msgspec import UNSET
 
 from agentproto.acp.generated import v2_unstable as t
+from agentproto.acp.generated._v1_decode import (
+    _list_string,
+    _map_string,
+    d_CompactionStatus,
+    d_ElicitationSchemaType,
+    d_ElicitationSessionScope,
+    d_NoticeSeverity,
+    d_SessionConfigBoolean,
+    d_SessionConfigOptionCategory,
+    d_SetSessionConfigOptionRequestVariantBoolean,
+)
+from agentproto.acp.generated._v1_unstable_decode import (
+    d_AuthState,
+    d_LlmProtocol,
+    d_McpError,
+    d_ProxySuccessorNotification,
+    d_ProxySuccessorRequest,
+    d_SessionArchiveFilter,
+    d_SessionStatus,
+    d_SystemPromptMode,
+)
+from agentproto.acp.generated._v2_decode import (
+    _list_ContentBlock,
+    d_AgentMessage,
+    d_AgentThought,
+    d_Annotations,
+    d_AudioContent,
+    d_AuthMethod,
+    d_AuthMethodAgent,
+    d_AuthMethodTerminal,
+    d_AvailableCommand,
+    d_AvailableCommandInput,
+    d_AvailableCommandsUpdate,
+    d_BackgroundTerminal,
+    d_BackgroundToolCall,
+    d_BlobResourceContents,
+    d_BooleanPropertySchema,
+    d_CancelledPermissionOutcome,
+    d_CancelRequestNotification,
+    d_CancelSessionNotification,
+    d_CancelTerminalRequest,
+    d_CancelTerminalResponse,
+    d_CancelToolCallRequest,
+    d_CancelToolCallResponse,
+    d_ClientAuthCapabilities,
+    d_ClientCapabilities,
+    d_CloseSessionRequest,
+    d_CloseSessionResponse,
+    d_Command,
+    d_CommandPermissionSubject,
+    d_CompactionSummaryChunk,
+    d_CompactionUpdate,
+    d_CompleteElicitationNotification,
+    d_ConfigOptionUpdate,
+    d_Content,
+    d_ContentBlock,
+    d_ContentChunk,
+    d_Cost,
+    d_CreateElicitationRequest,
+    d_CreateElicitationRequestVariant,
+    d_CreateElicitationResponse,
+    d_CreateElicitationResponseVariant,
+    d_DeleteSessionRequest,
+    d_DeleteSessionResponse,
+    d_Diff,
+    d_DiffChange,
+    d_DiffChangeVariant,
+    d_DiffFileType,
+    d_DiffPatch,
+    d_DiffPatchFormat,
+    d_DiffPathChange,
+    d_DiffPathPairChange,
+    d_ElicitationAcceptAction,
+    d_ElicitationCapabilities,
+    d_ElicitationContentValue,
+    d_ElicitationFormCapabilities,
+    d_ElicitationFormMode,
+    d_ElicitationFormModeVariant,
+    d_ElicitationPropertySchema,
+    d_ElicitationRequestScope,
+    d_ElicitationSchema,
+    d_ElicitationUrlCapabilities,
+    d_ElicitationUrlMode,
+    d_ElicitationUrlModeVariant,
+    d_EmbeddedResource,
+    d_EmbeddedResourceResource,
+    d_EnumOption,
+    d_EnvVariable,
+    d_ErrorData,
+    d_ErrorStopReason,
+    d_HttpHeader,
+    d_Icon,
+    d_IconTheme,
+    d_IdleStateUpdateVariant,
+    d_ImageContent,
+    d_Implementation,
+    d_InitializeRequest,
+    d_IntegerPropertySchema,
+    d_LoginAuthRequest,
+    d_LoginAuthResponse,
+    d_LogoutAuthRequest,
+    d_LogoutAuthResponse,
+    d_McpHttpCapabilities,
+    d_McpServerHttp,
+    d_McpServerStdio,
+    d_McpStdioCapabilities,
+    d_MultiSelectItems,
+    d_MultiSelectPropertySchema,
+    d_NewSessionResponse,
+    d_Notice,
+    d_NumberPropertySchema,
+    d_PermissionOption,
+    d_PermissionOptionKind,
+    d_PlanEntry,
+    d_PlanEntryPriority,
+    d_PlanEntryStatus,
+    d_PlanItems,
+    d_PromptAudioCapabilities,
+    d_PromptCapabilities,
+    d_PromptEmbeddedContextCapabilities,
+    d_PromptImageCapabilities,
+    d_PromptRequest,
+    d_PromptResponse,
+    d_ReplayFrom,
+    d_ReplayFromStart,
+    d_RequestPermissionOutcome,
+    d_RequestPermissionRequest,
+    d_RequestPermissionResponse,
+    d_RequestPermissionSubject,
+    d_ResourceLink,
+    d_ResumeSessionResponse,
+    d_Role,
+    d_SelectedPermissionOutcome,
+    d_SessionAdditionalDirectoriesCapabilities,
+    d_SessionConfigOption,
+    d_SessionConfigOptionVariant,
+    d_SessionConfigSelect,
+    d_SessionConfigSelectGroup,
+    d_SessionConfigSelectOption,
+    d_SessionConfigSelectOptions,
+    d_SessionDeleteCapabilities,
+    d_SessionInfoUpdate,
+    d_SessionNotFoundErrorData,
+    d_SetSessionConfigOptionRequest,
+    d_SetSessionConfigOptionRequestVariant,
+    d_SetSessionConfigOptionRequestVariantId,
+    d_SetSessionConfigOptionResponse,
+    d_StringFormat,
+    d_StringMultiSelectItems,
+    d_StringPropertySchema,
+    d_Terminal,
+    d_TerminalAuthCapabilities,
+    d_TerminalCancelCapabilities,
+    d_TerminalCapabilities,
+    d_TerminalExitStatus,
+    d_TerminalOutput,
+    d_TerminalOutputChunk,
+    d_TerminalSize,
+    d_TerminalUpdate,
+    d_TextCommandInput,
+    d_TextContent,
+    d_TextResourceContents,
+    d_TitledMultiSelectItems,
+    d_ToolCallCancelCapabilities,
+    d_ToolCallCapabilities,
+    d_ToolCallContent,
+    d_ToolCallContentChunk,
+    d_ToolCallLocation,
+    d_ToolCallPermissionSubject,
+    d_ToolCallStatus,
+    d_ToolCallUpdate,
+    d_ToolKind,
+    d_UnsupportedProtocolVersionErrorData,
+    d_UsageUpdate,
+    d_UserMessage,
+    f_AgentMessage,
+    f_AgentThought,
+    f_AvailableCommandsUpdate,
+    f_BackgroundTerminal,
+    f_BackgroundToolCall,
+    f_CompactionSummaryChunk,
+    f_CompactionUpdate,
+    f_ConfigOptionUpdate,
+    f_ContentChunk,
+    f_McpServerHttp,
+    f_McpServerStdio,
+    f_Notice,
+    f_PlanItems,
+    f_SessionInfoUpdate,
+    f_TerminalOutputChunk,
+    f_TerminalUpdate,
+    f_ToolCallContentChunk,
+    f_ToolCallUpdate,
+    f_UsageUpdate,
+    f_UserMessage,
+)
 from agentproto.codec import runtime as rt
 from agentproto.codec.reader import JObject
 from agentproto.codec.runtime import MISSING
 
 
-def _list_0(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
-    return rt.d_list(v, path, cx, d_PermissionOption)
-
-
-def _map_1(v: Any, path: str, cx: rt.Ctx) -> dict[str, Any]:
-    return rt.d_map(v, path, cx, d_ElicitationPropertySchema)
-
-
-def _list_2(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
-    return rt.d_list(v, path, cx, rt.d_str)
-
-
-def _list_3(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
-    return rt.d_list(v, path, cx, d_EnumOption)
-
-
-def _list_4(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
-    return rt.d_list(v, path, cx, d_EnvVariable)
-
-
-def _list_5(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
+def _list_ProviderInfo(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
     return rt.d_list(v, path, cx, d_ProviderInfo)
 
 
-def _list_6(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
-    return rt.d_list(v, path, cx, d_SessionConfigSelectOption)
-
-
-def _list_7(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
-    return rt.d_list(v, path, cx, d_SessionConfigSelectGroup)
-
-
-def _list_8(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
-    return rt.d_list(v, path, cx, rt.d_str)
-
-
-def _list_9(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
-    return rt.d_list(v, path, cx, rt.d_u16)
-
-
-def _list_10(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
+def _list_BackgroundWork(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
     return rt.d_list(v, path, cx, d_BackgroundWork)
 
 
-def _map_11(v: Any, path: str, cx: rt.Ctx) -> dict[str, Any]:
-    return rt.d_map(v, path, cx, rt.d_str)
-
-
-def _list_12(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
+def _list_McpServer(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
     return rt.d_list(v, path, cx, d_McpServer)
-
-
-def _list_13(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
-    return rt.d_list(v, path, cx, d_HttpHeader)
-
-
-def _list_14(v: Any, path: str, cx: rt.Ctx) -> list[Any]:
-    return rt.d_list(v, path, cx, d_ContentBlock)
-
-
-def _map_15(v: Any, path: str, cx: rt.Ctx) -> dict[str, Any]:
-    return rt.d_map(v, path, cx, d_ElicitationContentValue)
-
-
-def d_RequestPermissionRequest(v: Any, path: str, cx: rt.Ctx) -> t.RequestPermissionRequest:
-    return f_RequestPermissionRequest(
-        rt.expect_object(v, path, "RequestPermissionRequest").members, path, cx, t.RequestPermissionRequest
-    )
-
-
-def f_RequestPermissionRequest(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.RequestPermissionRequest]
-) -> t.RequestPermissionRequest:
-    x_session_id: Any = MISSING
-    x_title: Any = MISSING
-    x_description: Any = MISSING
-    x_subject: Any = MISSING
-    x_options: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "sessionId":
-            seen = rt.once(seen, 1, path, key)
-            x_session_id = rt.d_str(val, path + ".sessionId", cx)
-        elif key == "title":
-            seen = rt.once(seen, 2, path, key)
-            x_title = rt.d_str(val, path + ".title", cx)
-        elif key == "description":
-            seen = rt.once(seen, 4, path, key)
-            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
-        elif key == "subject":
-            seen = rt.once(seen, 8, path, key)
-            x_subject = None if val is None else d_RequestPermissionSubject(val, path + ".subject", cx)
-        elif key == "options":
-            seen = rt.once(seen, 16, path, key)
-            x_options = _list_0(val, path + ".options", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 32, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    if x_title is MISSING:
-        raise rt.missing(path, "title")
-    if x_options is MISSING:
-        raise rt.missing(path, "options")
-    rt.min_items(path + ".options", x_options, 1)
-    return cls(
-        session_id=x_session_id,
-        title=x_title,
-        description=UNSET if x_description is MISSING else x_description,
-        subject=UNSET if x_subject is MISSING else x_subject,
-        options=x_options,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_RequestPermissionSubject(v: Any, path: str, cx: rt.Ctx) -> Any:
-    obj = rt.expect_object(v, path, "RequestPermissionSubject")
-    tag, rest = rt.split_tag(obj, "type", path)
-    if tag == "tool_call":
-        return f_ToolCallPermissionSubject(rest, path, cx, t.ToolCallPermissionSubject)
-    if tag == "command":
-        return f_CommandPermissionSubject(rest, path, cx, t.CommandPermissionSubject)
-    if tag is None:
-        raise rt.missing(path, "type")
-    return rt.unknown(cx, obj, "type", tag)
-
-
-def d_ToolCallUpdate(v: Any, path: str, cx: rt.Ctx) -> t.ToolCallUpdate:
-    return f_ToolCallUpdate(rt.expect_object(v, path, "ToolCallUpdate").members, path, cx, t.ToolCallUpdate)
-
-
-def f_ToolCallUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ToolCallUpdate]) -> t.ToolCallUpdate:
-    x_tool_call_id: Any = MISSING
-    x_name: Any = MISSING
-    x_title: Any = MISSING
-    x_kind: Any = MISSING
-    x_status: Any = MISSING
-    x_content: Any = MISSING
-    x_locations: Any = MISSING
-    x_raw_input: Any = MISSING
-    x_raw_output: Any = MISSING
-    x_capabilities: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "toolCallId":
-            seen = rt.once(seen, 1, path, key)
-            x_tool_call_id = rt.d_str(val, path + ".toolCallId", cx)
-        elif key == "name":
-            seen = rt.once(seen, 2, path, key)
-            x_name = rt.lenient(cx, val, path + ".name", rt.d_str, True)
-        elif key == "title":
-            seen = rt.once(seen, 4, path, key)
-            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
-        elif key == "kind":
-            seen = rt.once(seen, 8, path, key)
-            x_kind = rt.lenient(cx, val, path + ".kind", d_ToolKind, True)
-        elif key == "status":
-            seen = rt.once(seen, 16, path, key)
-            x_status = rt.lenient(cx, val, path + ".status", d_ToolCallStatus, True)
-        elif key == "content":
-            seen = rt.once(seen, 32, path, key)
-            x_content = rt.items(cx, val, path + ".content", d_ToolCallContent, True, True)
-        elif key == "locations":
-            seen = rt.once(seen, 64, path, key)
-            x_locations = rt.items(cx, val, path + ".locations", d_ToolCallLocation, True, True)
-        elif key == "rawInput":
-            seen = rt.once(seen, 128, path, key)
-            x_raw_input = rt.d_raw(cx, s, e)
-        elif key == "rawOutput":
-            seen = rt.once(seen, 256, path, key)
-            x_raw_output = rt.d_raw(cx, s, e)
-        elif key == "capabilities":
-            seen = rt.once(seen, 512, path, key)
-            x_capabilities = rt.lenient(cx, val, path + ".capabilities", d_ToolCallCapabilities, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 1024, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        tool_call_id=rt.need(x_tool_call_id, path, "toolCallId"),
-        name=UNSET if x_name is MISSING else x_name,
-        title=UNSET if x_title is MISSING else x_title,
-        kind=UNSET if x_kind is MISSING else x_kind,
-        status=UNSET if x_status is MISSING else x_status,
-        content=UNSET if x_content is MISSING else x_content,
-        locations=UNSET if x_locations is MISSING else x_locations,
-        raw_input=UNSET if x_raw_input is MISSING else x_raw_input,
-        raw_output=UNSET if x_raw_output is MISSING else x_raw_output,
-        capabilities=UNSET if x_capabilities is MISSING else x_capabilities,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_ToolKind(v: Any, path: str, cx: rt.Ctx) -> str:
-    return rt.d_str(v, path, cx)
-
-
-def d_ToolCallStatus(v: Any, path: str, cx: rt.Ctx) -> str:
-    return rt.d_str(v, path, cx)
-
-
-def d_ToolCallContent(v: Any, path: str, cx: rt.Ctx) -> Any:
-    obj = rt.expect_object(v, path, "ToolCallContent")
-    tag, rest = rt.split_tag(obj, "type", path)
-    if tag == "content":
-        return f_Content(rest, path, cx, t.Content)
-    if tag == "diff":
-        return f_Diff(rest, path, cx, t.Diff)
-    if tag == "terminal":
-        return f_Terminal(rest, path, cx, t.Terminal)
-    if tag is None:
-        raise rt.missing(path, "type")
-    return rt.unknown(cx, obj, "type", tag)
-
-
-def d_ContentBlock(v: Any, path: str, cx: rt.Ctx) -> Any:
-    obj = rt.expect_object(v, path, "ContentBlock")
-    tag, rest = rt.split_tag(obj, "type", path)
-    if tag == "text":
-        return f_TextContent(rest, path, cx, t.TextContent)
-    if tag == "image":
-        return f_ImageContent(rest, path, cx, t.ImageContent)
-    if tag == "audio":
-        return f_AudioContent(rest, path, cx, t.AudioContent)
-    if tag == "resource_link":
-        return f_ResourceLink(rest, path, cx, t.ResourceLink)
-    if tag == "resource":
-        return f_EmbeddedResource(rest, path, cx, t.EmbeddedResource)
-    if tag is None:
-        raise rt.missing(path, "type")
-    return rt.unknown(cx, obj, "type", tag)
-
-
-def d_Annotations(v: Any, path: str, cx: rt.Ctx) -> t.Annotations:
-    return f_Annotations(rt.expect_object(v, path, "Annotations").members, path, cx, t.Annotations)
-
-
-def f_Annotations(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Annotations]) -> t.Annotations:
-    x_audience: Any = MISSING
-    x_last_modified: Any = MISSING
-    x_priority: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "audience":
-            seen = rt.once(seen, 1, path, key)
-            x_audience = rt.items(cx, val, path + ".audience", d_Role, True, True)
-        elif key == "lastModified":
-            seen = rt.once(seen, 2, path, key)
-            x_last_modified = rt.lenient(cx, val, path + ".lastModified", rt.d_str, True)
-        elif key == "priority":
-            seen = rt.once(seen, 4, path, key)
-            x_priority = rt.lenient(cx, val, path + ".priority", rt.d_f64, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 8, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        audience=UNSET if x_audience is MISSING else x_audience,
-        last_modified=UNSET if x_last_modified is MISSING else x_last_modified,
-        priority=UNSET if x_priority is MISSING else x_priority,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_Role(v: Any, path: str, cx: rt.Ctx) -> str:
-    return rt.d_str(v, path, cx)
-
-
-def d_TextContent(v: Any, path: str, cx: rt.Ctx) -> t.TextContent:
-    return f_TextContent(rt.expect_object(v, path, "TextContent").members, path, cx, t.TextContent)
-
-
-def f_TextContent(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.TextContent]) -> t.TextContent:
-    x_text: Any = MISSING
-    x_annotations: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "text":
-            seen = rt.once(seen, 1, path, key)
-            x_text = rt.d_str(val, path + ".text", cx)
-        elif key == "annotations":
-            seen = rt.once(seen, 2, path, key)
-            x_annotations = rt.lenient(cx, val, path + ".annotations", d_Annotations, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 4, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        text=rt.need(x_text, path, "text"),
-        annotations=UNSET if x_annotations is MISSING else x_annotations,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_ImageContent(v: Any, path: str, cx: rt.Ctx) -> t.ImageContent:
-    return f_ImageContent(rt.expect_object(v, path, "ImageContent").members, path, cx, t.ImageContent)
-
-
-def f_ImageContent(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ImageContent]) -> t.ImageContent:
-    x_data: Any = MISSING
-    x_mime_type: Any = MISSING
-    x_uri: Any = MISSING
-    x_annotations: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "data":
-            seen = rt.once(seen, 1, path, key)
-            x_data = rt.d_str(val, path + ".data", cx)
-        elif key == "mimeType":
-            seen = rt.once(seen, 2, path, key)
-            x_mime_type = rt.d_str(val, path + ".mimeType", cx)
-        elif key == "uri":
-            seen = rt.once(seen, 4, path, key)
-            x_uri = rt.lenient(cx, val, path + ".uri", rt.d_str, True)
-        elif key == "annotations":
-            seen = rt.once(seen, 8, path, key)
-            x_annotations = rt.lenient(cx, val, path + ".annotations", d_Annotations, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 16, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        data=rt.need(x_data, path, "data"),
-        mime_type=rt.need(x_mime_type, path, "mimeType"),
-        uri=UNSET if x_uri is MISSING else x_uri,
-        annotations=UNSET if x_annotations is MISSING else x_annotations,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_AudioContent(v: Any, path: str, cx: rt.Ctx) -> t.AudioContent:
-    return f_AudioContent(rt.expect_object(v, path, "AudioContent").members, path, cx, t.AudioContent)
-
-
-def f_AudioContent(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.AudioContent]) -> t.AudioContent:
-    x_data: Any = MISSING
-    x_mime_type: Any = MISSING
-    x_annotations: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "data":
-            seen = rt.once(seen, 1, path, key)
-            x_data = rt.d_str(val, path + ".data", cx)
-        elif key == "mimeType":
-            seen = rt.once(seen, 2, path, key)
-            x_mime_type = rt.d_str(val, path + ".mimeType", cx)
-        elif key == "annotations":
-            seen = rt.once(seen, 4, path, key)
-            x_annotations = rt.lenient(cx, val, path + ".annotations", d_Annotations, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 8, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        data=rt.need(x_data, path, "data"),
-        mime_type=rt.need(x_mime_type, path, "mimeType"),
-        annotations=UNSET if x_annotations is MISSING else x_annotations,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_Icon(v: Any, path: str, cx: rt.Ctx) -> t.Icon:
-    return f_Icon(rt.expect_object(v, path, "Icon").members, path, cx, t.Icon)
-
-
-def f_Icon(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Icon]) -> t.Icon:
-    x_src: Any = MISSING
-    x_mime_type: Any = MISSING
-    x_sizes: Any = MISSING
-    x_theme: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "src":
-            seen = rt.once(seen, 1, path, key)
-            x_src = rt.d_str(val, path + ".src", cx)
-        elif key == "mimeType":
-            seen = rt.once(seen, 2, path, key)
-            x_mime_type = rt.lenient(cx, val, path + ".mimeType", rt.d_str, True)
-        elif key == "sizes":
-            seen = rt.once(seen, 4, path, key)
-            x_sizes = rt.items(cx, val, path + ".sizes", rt.d_str, True, True)
-        elif key == "theme":
-            seen = rt.once(seen, 8, path, key)
-            x_theme = rt.lenient(cx, val, path + ".theme", d_IconTheme, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 16, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        src=rt.need(x_src, path, "src"),
-        mime_type=UNSET if x_mime_type is MISSING else x_mime_type,
-        sizes=UNSET if x_sizes is MISSING else x_sizes,
-        theme=UNSET if x_theme is MISSING else x_theme,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_IconTheme(v: Any, path: str, cx: rt.Ctx) -> str:
-    return rt.d_str(v, path, cx)
-
-
-def d_ResourceLink(v: Any, path: str, cx: rt.Ctx) -> t.ResourceLink:
-    return f_ResourceLink(rt.expect_object(v, path, "ResourceLink").members, path, cx, t.ResourceLink)
-
-
-def f_ResourceLink(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ResourceLink]) -> t.ResourceLink:
-    x_name: Any = MISSING
-    x_uri: Any = MISSING
-    x_title: Any = MISSING
-    x_description: Any = MISSING
-    x_icons: Any = MISSING
-    x_mime_type: Any = MISSING
-    x_size: Any = MISSING
-    x_annotations: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "name":
-            seen = rt.once(seen, 1, path, key)
-            x_name = rt.d_str(val, path + ".name", cx)
-        elif key == "uri":
-            seen = rt.once(seen, 2, path, key)
-            x_uri = rt.d_str(val, path + ".uri", cx)
-        elif key == "title":
-            seen = rt.once(seen, 4, path, key)
-            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
-        elif key == "description":
-            seen = rt.once(seen, 8, path, key)
-            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
-        elif key == "icons":
-            seen = rt.once(seen, 16, path, key)
-            x_icons = rt.items(cx, val, path + ".icons", d_Icon, True, True)
-        elif key == "mimeType":
-            seen = rt.once(seen, 32, path, key)
-            x_mime_type = rt.lenient(cx, val, path + ".mimeType", rt.d_str, True)
-        elif key == "size":
-            seen = rt.once(seen, 64, path, key)
-            x_size = rt.lenient(cx, val, path + ".size", rt.d_u64, True)
-        elif key == "annotations":
-            seen = rt.once(seen, 128, path, key)
-            x_annotations = rt.lenient(cx, val, path + ".annotations", d_Annotations, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 256, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        name=rt.need(x_name, path, "name"),
-        uri=rt.need(x_uri, path, "uri"),
-        title=UNSET if x_title is MISSING else x_title,
-        description=UNSET if x_description is MISSING else x_description,
-        icons=UNSET if x_icons is MISSING else x_icons,
-        mime_type=UNSET if x_mime_type is MISSING else x_mime_type,
-        size=UNSET if x_size is MISSING else x_size,
-        annotations=UNSET if x_annotations is MISSING else x_annotations,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_EmbeddedResourceResource(v: Any, path: str, cx: rt.Ctx) -> Any:
-    got = rt.attempt(cx, v, path, d_TextResourceContents)
-    if got is not MISSING:
-        return got
-    got = rt.attempt(cx, v, path, d_BlobResourceContents)
-    if got is not MISSING:
-        return got
-    raise rt.no_variant(path, v, "one of TextResourceContents, BlobResourceContents")
-
-
-def d_TextResourceContents(v: Any, path: str, cx: rt.Ctx) -> t.TextResourceContents:
-    return f_TextResourceContents(
-        rt.expect_object(v, path, "TextResourceContents").members, path, cx, t.TextResourceContents
-    )
-
-
-def f_TextResourceContents(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.TextResourceContents]
-) -> t.TextResourceContents:
-    x_text: Any = MISSING
-    x_uri: Any = MISSING
-    x_mime_type: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "text":
-            seen = rt.once(seen, 1, path, key)
-            x_text = rt.d_str(val, path + ".text", cx)
-        elif key == "uri":
-            seen = rt.once(seen, 2, path, key)
-            x_uri = rt.d_str(val, path + ".uri", cx)
-        elif key == "mimeType":
-            seen = rt.once(seen, 4, path, key)
-            x_mime_type = rt.lenient(cx, val, path + ".mimeType", rt.d_str, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 8, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        text=rt.need(x_text, path, "text"),
-        uri=rt.need(x_uri, path, "uri"),
-        mime_type=UNSET if x_mime_type is MISSING else x_mime_type,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_BlobResourceContents(v: Any, path: str, cx: rt.Ctx) -> t.BlobResourceContents:
-    return f_BlobResourceContents(
-        rt.expect_object(v, path, "BlobResourceContents").members, path, cx, t.BlobResourceContents
-    )
-
-
-def f_BlobResourceContents(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.BlobResourceContents]
-) -> t.BlobResourceContents:
-    x_blob: Any = MISSING
-    x_uri: Any = MISSING
-    x_mime_type: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "blob":
-            seen = rt.once(seen, 1, path, key)
-            x_blob = rt.d_str(val, path + ".blob", cx)
-        elif key == "uri":
-            seen = rt.once(seen, 2, path, key)
-            x_uri = rt.d_str(val, path + ".uri", cx)
-        elif key == "mimeType":
-            seen = rt.once(seen, 4, path, key)
-            x_mime_type = rt.lenient(cx, val, path + ".mimeType", rt.d_str, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 8, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        blob=rt.need(x_blob, path, "blob"),
-        uri=rt.need(x_uri, path, "uri"),
-        mime_type=UNSET if x_mime_type is MISSING else x_mime_type,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_EmbeddedResource(v: Any, path: str, cx: rt.Ctx) -> t.EmbeddedResource:
-    return f_EmbeddedResource(rt.expect_object(v, path, "EmbeddedResource").members, path, cx, t.EmbeddedResource)
-
-
-def f_EmbeddedResource(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.EmbeddedResource]) -> t.EmbeddedResource:
-    x_resource: Any = MISSING
-    x_annotations: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "resource":
-            seen = rt.once(seen, 1, path, key)
-            x_resource = d_EmbeddedResourceResource(val, path + ".resource", cx)
-        elif key == "annotations":
-            seen = rt.once(seen, 2, path, key)
-            x_annotations = rt.lenient(cx, val, path + ".annotations", d_Annotations, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 4, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        resource=rt.need(x_resource, path, "resource"),
-        annotations=UNSET if x_annotations is MISSING else x_annotations,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_Content(v: Any, path: str, cx: rt.Ctx) -> t.Content:
-    return f_Content(rt.expect_object(v, path, "Content").members, path, cx, t.Content)
-
-
-def f_Content(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Content]) -> t.Content:
-    x_content: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "content":
-            seen = rt.once(seen, 1, path, key)
-            x_content = d_ContentBlock(val, path + ".content", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 2, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(content=rt.need(x_content, path, "content"), meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_DiffChangeVariant(v: Any, path: str, cx: rt.Ctx) -> Any:
-    obj = rt.expect_object(v, path, "DiffChangeVariant")
-    tag, rest = rt.split_tag(obj, "operation", path)
-    if tag == "add":
-        return f_DiffPathChange(rest, path, cx, t.DiffChangeVariantAdd)
-    if tag == "delete":
-        return f_DiffPathChange(rest, path, cx, t.DiffChangeVariantDelete)
-    if tag == "modify":
-        return f_DiffPathChange(rest, path, cx, t.DiffChangeVariantModify)
-    if tag == "move":
-        return f_DiffPathPairChange(rest, path, cx, t.DiffChangeVariantMove)
-    if tag == "copy":
-        return f_DiffPathPairChange(rest, path, cx, t.DiffChangeVariantCopy)
-    if tag is None:
-        raise rt.missing(path, "operation")
-    return rt.unknown(cx, obj, "operation", tag)
-
-
-def d_DiffChange(v: Any, path: str, cx: rt.Ctx) -> t.DiffChange:
-    obj = rt.expect_object(v, path, "DiffChange")
-    x_file_type: Any = MISSING
-    x_mime_type: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in obj.members:
-        if key == "fileType":
-            seen = rt.once(seen, 1, path, key)
-            x_file_type = rt.lenient(cx, val, path + ".fileType", d_DiffFileType, True)
-        elif key == "mimeType":
-            seen = rt.once(seen, 2, path, key)
-            x_mime_type = rt.lenient(cx, val, path + ".mimeType", rt.d_str, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 4, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    variant = d_DiffChangeVariant(obj, path, cx)
-    return t.DiffChange(
-        file_type=UNSET if x_file_type is MISSING else x_file_type,
-        mime_type=UNSET if x_mime_type is MISSING else x_mime_type,
-        meta=UNSET if x_meta is MISSING else x_meta,
-        variant=variant,
-    )
-
-
-def d_DiffFileType(v: Any, path: str, cx: rt.Ctx) -> str:
-    return rt.d_str(v, path, cx)
-
-
-def d_DiffPathChange(v: Any, path: str, cx: rt.Ctx) -> t.DiffPathChange:
-    return f_DiffPathChange(rt.expect_object(v, path, "DiffPathChange").members, path, cx, t.DiffPathChange)
-
-
-def f_DiffPathChange(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.DiffPathChange]) -> t.DiffPathChange:
-    x_path: Any = MISSING
-    seen = 0
-    for key, val, _s, _e in members:
-        if key == "path":
-            seen = rt.once(seen, 1, path, key)
-            x_path = rt.d_str(val, path + ".path", cx)
-    return cls(path=rt.need(x_path, path, "path"))
-
-
-def d_DiffPathPairChange(v: Any, path: str, cx: rt.Ctx) -> t.DiffPathPairChange:
-    return f_DiffPathPairChange(rt.expect_object(v, path, "DiffPathPairChange").members, path, cx, t.DiffPathPairChange)
-
-
-def f_DiffPathPairChange(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.DiffPathPairChange]
-) -> t.DiffPathPairChange:
-    x_old_path: Any = MISSING
-    x_path: Any = MISSING
-    seen = 0
-    for key, val, _s, _e in members:
-        if key == "oldPath":
-            seen = rt.once(seen, 1, path, key)
-            x_old_path = rt.d_str(val, path + ".oldPath", cx)
-        elif key == "path":
-            seen = rt.once(seen, 2, path, key)
-            x_path = rt.d_str(val, path + ".path", cx)
-    return cls(old_path=rt.need(x_old_path, path, "oldPath"), path=rt.need(x_path, path, "path"))
-
-
-def d_DiffPatch(v: Any, path: str, cx: rt.Ctx) -> t.DiffPatch:
-    return f_DiffPatch(rt.expect_object(v, path, "DiffPatch").members, path, cx, t.DiffPatch)
-
-
-def f_DiffPatch(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.DiffPatch]) -> t.DiffPatch:
-    x_format: Any = MISSING
-    x_text: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "format":
-            seen = rt.once(seen, 1, path, key)
-            x_format = d_DiffPatchFormat(val, path + ".format", cx)
-        elif key == "text":
-            seen = rt.once(seen, 2, path, key)
-            x_text = rt.d_str(val, path + ".text", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 4, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        format=rt.need(x_format, path, "format"),
-        text=rt.need(x_text, path, "text"),
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_DiffPatchFormat(v: Any, path: str, cx: rt.Ctx) -> str:
-    return rt.d_str(v, path, cx)
-
-
-def d_Diff(v: Any, path: str, cx: rt.Ctx) -> t.Diff:
-    return f_Diff(rt.expect_object(v, path, "Diff").members, path, cx, t.Diff)
-
-
-def f_Diff(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Diff]) -> t.Diff:
-    x_changes: Any = MISSING
-    x_patch: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "changes":
-            seen = rt.once(seen, 1, path, key)
-            x_changes = rt.items(cx, val, path + ".changes", d_DiffChange, False, False)
-            if x_changes is MISSING or x_changes is None:
-                x_changes = []
-        elif key == "patch":
-            seen = rt.once(seen, 2, path, key)
-            x_patch = rt.lenient(cx, val, path + ".patch", d_DiffPatch, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 4, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        changes=rt.need(x_changes, path, "changes"),
-        patch=UNSET if x_patch is MISSING else x_patch,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_Terminal(v: Any, path: str, cx: rt.Ctx) -> t.Terminal:
-    return f_Terminal(rt.expect_object(v, path, "Terminal").members, path, cx, t.Terminal)
-
-
-def f_Terminal(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Terminal]) -> t.Terminal:
-    x_terminal_id: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "terminalId":
-            seen = rt.once(seen, 1, path, key)
-            x_terminal_id = rt.d_str(val, path + ".terminalId", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 2, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(terminal_id=rt.need(x_terminal_id, path, "terminalId"), meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_ToolCallLocation(v: Any, path: str, cx: rt.Ctx) -> t.ToolCallLocation:
-    return f_ToolCallLocation(rt.expect_object(v, path, "ToolCallLocation").members, path, cx, t.ToolCallLocation)
-
-
-def f_ToolCallLocation(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ToolCallLocation]) -> t.ToolCallLocation:
-    x_path: Any = MISSING
-    x_line: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "path":
-            seen = rt.once(seen, 1, path, key)
-            x_path = rt.d_str(val, path + ".path", cx)
-        elif key == "line":
-            seen = rt.once(seen, 2, path, key)
-            x_line = rt.lenient(cx, val, path + ".line", rt.d_u32, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 4, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        path=rt.need(x_path, path, "path"),
-        line=UNSET if x_line is MISSING else x_line,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_ToolCallCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.ToolCallCapabilities:
-    return f_ToolCallCapabilities(
-        rt.expect_object(v, path, "ToolCallCapabilities").members, path, cx, t.ToolCallCapabilities
-    )
-
-
-def f_ToolCallCapabilities(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ToolCallCapabilities]
-) -> t.ToolCallCapabilities:
-    x_cancel: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "cancel":
-            seen = rt.once(seen, 1, path, key)
-            x_cancel = rt.lenient(cx, val, path + ".cancel", d_ToolCallCancelCapabilities, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 2, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(cancel=UNSET if x_cancel is MISSING else x_cancel, meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_ToolCallCancelCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.ToolCallCancelCapabilities:
-    return f_ToolCallCancelCapabilities(
-        rt.expect_object(v, path, "ToolCallCancelCapabilities").members, path, cx, t.ToolCallCancelCapabilities
-    )
-
-
-def f_ToolCallCancelCapabilities(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ToolCallCancelCapabilities]
-) -> t.ToolCallCancelCapabilities:
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "_meta":
-            seen = rt.once(seen, 1, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_ToolCallPermissionSubject(v: Any, path: str, cx: rt.Ctx) -> t.ToolCallPermissionSubject:
-    return f_ToolCallPermissionSubject(
-        rt.expect_object(v, path, "ToolCallPermissionSubject").members, path, cx, t.ToolCallPermissionSubject
-    )
-
-
-def f_ToolCallPermissionSubject(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ToolCallPermissionSubject]
-) -> t.ToolCallPermissionSubject:
-    x_tool_call: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "toolCall":
-            seen = rt.once(seen, 1, path, key)
-            x_tool_call = d_ToolCallUpdate(val, path + ".toolCall", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 2, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(tool_call=rt.need(x_tool_call, path, "toolCall"), meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_CommandPermissionSubject(v: Any, path: str, cx: rt.Ctx) -> t.CommandPermissionSubject:
-    return f_CommandPermissionSubject(
-        rt.expect_object(v, path, "CommandPermissionSubject").members, path, cx, t.CommandPermissionSubject
-    )
-
-
-def f_CommandPermissionSubject(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.CommandPermissionSubject]
-) -> t.CommandPermissionSubject:
-    x_command: Any = MISSING
-    x_cwd: Any = MISSING
-    x_tool_call_id: Any = MISSING
-    x_terminal_id: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "command":
-            seen = rt.once(seen, 1, path, key)
-            x_command = rt.d_str(val, path + ".command", cx)
-        elif key == "cwd":
-            seen = rt.once(seen, 2, path, key)
-            x_cwd = rt.d_str(val, path + ".cwd", cx)
-        elif key == "toolCallId":
-            seen = rt.once(seen, 4, path, key)
-            x_tool_call_id = rt.lenient(cx, val, path + ".toolCallId", rt.d_str, True)
-        elif key == "terminalId":
-            seen = rt.once(seen, 8, path, key)
-            x_terminal_id = rt.lenient(cx, val, path + ".terminalId", rt.d_str, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 16, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        command=rt.need(x_command, path, "command"),
-        cwd=rt.need(x_cwd, path, "cwd"),
-        tool_call_id=UNSET if x_tool_call_id is MISSING else x_tool_call_id,
-        terminal_id=UNSET if x_terminal_id is MISSING else x_terminal_id,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_PermissionOption(v: Any, path: str, cx: rt.Ctx) -> t.PermissionOption:
-    return f_PermissionOption(rt.expect_object(v, path, "PermissionOption").members, path, cx, t.PermissionOption)
-
-
-def f_PermissionOption(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PermissionOption]) -> t.PermissionOption:
-    x_option_id: Any = MISSING
-    x_name: Any = MISSING
-    x_kind: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "optionId":
-            seen = rt.once(seen, 1, path, key)
-            x_option_id = rt.d_str(val, path + ".optionId", cx)
-        elif key == "name":
-            seen = rt.once(seen, 2, path, key)
-            x_name = rt.d_str(val, path + ".name", cx)
-        elif key == "kind":
-            seen = rt.once(seen, 4, path, key)
-            x_kind = d_PermissionOptionKind(val, path + ".kind", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 8, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        option_id=rt.need(x_option_id, path, "optionId"),
-        name=rt.need(x_name, path, "name"),
-        kind=rt.need(x_kind, path, "kind"),
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_PermissionOptionKind(v: Any, path: str, cx: rt.Ctx) -> str:
-    return rt.d_str(v, path, cx)
-
-
-def d_CreateElicitationRequestVariant(v: Any, path: str, cx: rt.Ctx) -> Any:
-    obj = rt.expect_object(v, path, "CreateElicitationRequestVariant")
-    tag, _rest = rt.split_tag(obj, "mode", path)
-    if tag == "form":
-        return d_ElicitationFormMode(obj, path, cx)
-    if tag == "url":
-        return d_ElicitationUrlMode(obj, path, cx)
-    if tag is None:
-        raise rt.missing(path, "mode")
-    return rt.unknown(cx, obj, "mode", tag)
-
-
-def d_CreateElicitationRequest(v: Any, path: str, cx: rt.Ctx) -> t.CreateElicitationRequest:
-    obj = rt.expect_object(v, path, "CreateElicitationRequest")
-    x_message: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in obj.members:
-        if key == "message":
-            seen = rt.once(seen, 1, path, key)
-            x_message = rt.d_str(val, path + ".message", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 2, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    variant = d_CreateElicitationRequestVariant(obj, path, cx)
-    return t.CreateElicitationRequest(
-        message=rt.need(x_message, path, "message"), meta=UNSET if x_meta is MISSING else x_meta, variant=variant
-    )
-
-
-def d_ElicitationSessionScope(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationSessionScope:
-    return f_ElicitationSessionScope(
-        rt.expect_object(v, path, "ElicitationSessionScope").members, path, cx, t.ElicitationSessionScope
-    )
-
-
-def f_ElicitationSessionScope(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ElicitationSessionScope]
-) -> t.ElicitationSessionScope:
-    x_session_id: Any = MISSING
-    x_tool_call_id: Any = MISSING
-    seen = 0
-    for key, val, _s, _e in members:
-        if key == "sessionId":
-            seen = rt.once(seen, 1, path, key)
-            x_session_id = rt.d_str(val, path + ".sessionId", cx)
-        elif key == "toolCallId":
-            seen = rt.once(seen, 2, path, key)
-            x_tool_call_id = rt.lenient(cx, val, path + ".toolCallId", rt.d_str, True)
-    return cls(
-        session_id=rt.need(x_session_id, path, "sessionId"),
-        tool_call_id=UNSET if x_tool_call_id is MISSING else x_tool_call_id,
-    )
-
-
-def d_ElicitationRequestScope(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationRequestScope:
-    return f_ElicitationRequestScope(
-        rt.expect_object(v, path, "ElicitationRequestScope").members, path, cx, t.ElicitationRequestScope
-    )
-
-
-def f_ElicitationRequestScope(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ElicitationRequestScope]
-) -> t.ElicitationRequestScope:
-    x_request_id: Any = MISSING
-    seen = 0
-    for key, val, _s, _e in members:
-        if key == "requestId":
-            seen = rt.once(seen, 1, path, key)
-            x_request_id = rt.d_request_id(val, path + ".requestId", cx)
-    return cls(request_id=rt.need(x_request_id, path, "requestId"))
-
-
-def d_ElicitationSchema(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationSchema:
-    return f_ElicitationSchema(rt.expect_object(v, path, "ElicitationSchema").members, path, cx, t.ElicitationSchema)
-
-
-def f_ElicitationSchema(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ElicitationSchema]
-) -> t.ElicitationSchema:
-    x_type_: Any = MISSING
-    x_title: Any = MISSING
-    x_properties: Any = MISSING
-    x_required: Any = MISSING
-    x_description: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "type":
-            seen = rt.once(seen, 1, path, key)
-            x_type_ = d_ElicitationSchemaType(val, path + ".type", cx)
-        elif key == "title":
-            seen = rt.once(seen, 2, path, key)
-            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
-        elif key == "properties":
-            seen = rt.once(seen, 4, path, key)
-            x_properties = _map_1(val, path + ".properties", cx)
-        elif key == "required":
-            seen = rt.once(seen, 8, path, key)
-            x_required = None if val is None else _list_2(val, path + ".required", cx)
-        elif key == "description":
-            seen = rt.once(seen, 16, path, key)
-            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 32, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        type_=rt.need(x_type_, path, "type"),
-        title=UNSET if x_title is MISSING else x_title,
-        properties=rt.need(x_properties, path, "properties"),
-        required=UNSET if x_required is MISSING else x_required,
-        description=UNSET if x_description is MISSING else x_description,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-_ElicitationSchemaType_VALUES: Final = ("object",)
-
-
-def d_ElicitationSchemaType(v: Any, path: str, cx: rt.Ctx) -> str:
-    return rt.d_enum(v, path, _ElicitationSchemaType_VALUES)
-
-
-def d_ElicitationPropertySchema(v: Any, path: str, cx: rt.Ctx) -> Any:
-    obj = rt.expect_object(v, path, "ElicitationPropertySchema")
-    tag, rest = rt.split_tag(obj, "type", path)
-    if tag == "string":
-        return f_StringPropertySchema(rest, path, cx, t.StringPropertySchema)
-    if tag == "number":
-        return f_NumberPropertySchema(rest, path, cx, t.NumberPropertySchema)
-    if tag == "integer":
-        return f_IntegerPropertySchema(rest, path, cx, t.IntegerPropertySchema)
-    if tag == "boolean":
-        return f_BooleanPropertySchema(rest, path, cx, t.BooleanPropertySchema)
-    if tag == "array":
-        return f_MultiSelectPropertySchema(rest, path, cx, t.MultiSelectPropertySchema)
-    if tag is None:
-        raise rt.missing(path, "type")
-    return rt.unknown(cx, obj, "type", tag)
-
-
-def d_StringFormat(v: Any, path: str, cx: rt.Ctx) -> str:
-    return rt.d_str(v, path, cx)
-
-
-def d_EnumOption(v: Any, path: str, cx: rt.Ctx) -> t.EnumOption:
-    return f_EnumOption(rt.expect_object(v, path, "EnumOption").members, path, cx, t.EnumOption)
-
-
-def f_EnumOption(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.EnumOption]) -> t.EnumOption:
-    x_const: Any = MISSING
-    x_title: Any = MISSING
-    x_description: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "const":
-            seen = rt.once(seen, 1, path, key)
-            x_const = rt.d_str(val, path + ".const", cx)
-        elif key == "title":
-            seen = rt.once(seen, 2, path, key)
-            x_title = rt.d_str(val, path + ".title", cx)
-        elif key == "description":
-            seen = rt.once(seen, 4, path, key)
-            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 8, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        const=rt.need(x_const, path, "const"),
-        title=rt.need(x_title, path, "title"),
-        description=UNSET if x_description is MISSING else x_description,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_StringPropertySchema(v: Any, path: str, cx: rt.Ctx) -> t.StringPropertySchema:
-    return f_StringPropertySchema(
-        rt.expect_object(v, path, "StringPropertySchema").members, path, cx, t.StringPropertySchema
-    )
-
-
-def f_StringPropertySchema(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.StringPropertySchema]
-) -> t.StringPropertySchema:
-    x_title: Any = MISSING
-    x_description: Any = MISSING
-    x_min_length: Any = MISSING
-    x_max_length: Any = MISSING
-    x_pattern: Any = MISSING
-    x_format: Any = MISSING
-    x_default: Any = MISSING
-    x_enum: Any = MISSING
-    x_one_of: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "title":
-            seen = rt.once(seen, 1, path, key)
-            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
-        elif key == "description":
-            seen = rt.once(seen, 2, path, key)
-            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
-        elif key == "minLength":
-            seen = rt.once(seen, 4, path, key)
-            x_min_length = None if val is None else rt.d_u32(val, path + ".minLength", cx)
-        elif key == "maxLength":
-            seen = rt.once(seen, 8, path, key)
-            x_max_length = None if val is None else rt.d_u32(val, path + ".maxLength", cx)
-        elif key == "pattern":
-            seen = rt.once(seen, 16, path, key)
-            x_pattern = None if val is None else rt.d_str(val, path + ".pattern", cx)
-        elif key == "format":
-            seen = rt.once(seen, 32, path, key)
-            x_format = None if val is None else d_StringFormat(val, path + ".format", cx)
-        elif key == "default":
-            seen = rt.once(seen, 64, path, key)
-            x_default = rt.lenient(cx, val, path + ".default", rt.d_str, True)
-        elif key == "enum":
-            seen = rt.once(seen, 128, path, key)
-            x_enum = None if val is None else _list_2(val, path + ".enum", cx)
-        elif key == "oneOf":
-            seen = rt.once(seen, 256, path, key)
-            x_one_of = None if val is None else _list_3(val, path + ".oneOf", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 512, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    if x_enum is not MISSING and x_enum is not None:
-        rt.min_items(path + ".enum", x_enum, 1)
-    if x_one_of is not MISSING and x_one_of is not None:
-        rt.min_items(path + ".oneOf", x_one_of, 1)
-    return cls(
-        title=UNSET if x_title is MISSING else x_title,
-        description=UNSET if x_description is MISSING else x_description,
-        min_length=UNSET if x_min_length is MISSING else x_min_length,
-        max_length=UNSET if x_max_length is MISSING else x_max_length,
-        pattern=UNSET if x_pattern is MISSING else x_pattern,
-        format=UNSET if x_format is MISSING else x_format,
-        default=UNSET if x_default is MISSING else x_default,
-        enum=UNSET if x_enum is MISSING else x_enum,
-        one_of=UNSET if x_one_of is MISSING else x_one_of,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_NumberPropertySchema(v: Any, path: str, cx: rt.Ctx) -> t.NumberPropertySchema:
-    return f_NumberPropertySchema(
-        rt.expect_object(v, path, "NumberPropertySchema").members, path, cx, t.NumberPropertySchema
-    )
-
-
-def f_NumberPropertySchema(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.NumberPropertySchema]
-) -> t.NumberPropertySchema:
-    x_title: Any = MISSING
-    x_description: Any = MISSING
-    x_minimum: Any = MISSING
-    x_maximum: Any = MISSING
-    x_default: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "title":
-            seen = rt.once(seen, 1, path, key)
-            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
-        elif key == "description":
-            seen = rt.once(seen, 2, path, key)
-            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
-        elif key == "minimum":
-            seen = rt.once(seen, 4, path, key)
-            x_minimum = None if val is None else rt.d_f64(val, path + ".minimum", cx)
-        elif key == "maximum":
-            seen = rt.once(seen, 8, path, key)
-            x_maximum = None if val is None else rt.d_f64(val, path + ".maximum", cx)
-        elif key == "default":
-            seen = rt.once(seen, 16, path, key)
-            x_default = rt.lenient(cx, val, path + ".default", rt.d_f64, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 32, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        title=UNSET if x_title is MISSING else x_title,
-        description=UNSET if x_description is MISSING else x_description,
-        minimum=UNSET if x_minimum is MISSING else x_minimum,
-        maximum=UNSET if x_maximum is MISSING else x_maximum,
-        default=UNSET if x_default is MISSING else x_default,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_IntegerPropertySchema(v: Any, path: str, cx: rt.Ctx) -> t.IntegerPropertySchema:
-    return f_IntegerPropertySchema(
-        rt.expect_object(v, path, "IntegerPropertySchema").members, path, cx, t.IntegerPropertySchema
-    )
-
-
-def f_IntegerPropertySchema(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.IntegerPropertySchema]
-) -> t.IntegerPropertySchema:
-    x_title: Any = MISSING
-    x_description: Any = MISSING
-    x_minimum: Any = MISSING
-    x_maximum: Any = MISSING
-    x_default: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "title":
-            seen = rt.once(seen, 1, path, key)
-            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
-        elif key == "description":
-            seen = rt.once(seen, 2, path, key)
-            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
-        elif key == "minimum":
-            seen = rt.once(seen, 4, path, key)
-            x_minimum = None if val is None else rt.d_i64(val, path + ".minimum", cx)
-        elif key == "maximum":
-            seen = rt.once(seen, 8, path, key)
-            x_maximum = None if val is None else rt.d_i64(val, path + ".maximum", cx)
-        elif key == "default":
-            seen = rt.once(seen, 16, path, key)
-            x_default = rt.lenient(cx, val, path + ".default", rt.d_i64, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 32, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        title=UNSET if x_title is MISSING else x_title,
-        description=UNSET if x_description is MISSING else x_description,
-        minimum=UNSET if x_minimum is MISSING else x_minimum,
-        maximum=UNSET if x_maximum is MISSING else x_maximum,
-        default=UNSET if x_default is MISSING else x_default,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_BooleanPropertySchema(v: Any, path: str, cx: rt.Ctx) -> t.BooleanPropertySchema:
-    return f_BooleanPropertySchema(
-        rt.expect_object(v, path, "BooleanPropertySchema").members, path, cx, t.BooleanPropertySchema
-    )
-
-
-def f_BooleanPropertySchema(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.BooleanPropertySchema]
-) -> t.BooleanPropertySchema:
-    x_title: Any = MISSING
-    x_description: Any = MISSING
-    x_default: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "title":
-            seen = rt.once(seen, 1, path, key)
-            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
-        elif key == "description":
-            seen = rt.once(seen, 2, path, key)
-            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
-        elif key == "default":
-            seen = rt.once(seen, 4, path, key)
-            x_default = rt.lenient(cx, val, path + ".default", rt.d_bool, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 8, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        title=UNSET if x_title is MISSING else x_title,
-        description=UNSET if x_description is MISSING else x_description,
-        default=UNSET if x_default is MISSING else x_default,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_MultiSelectItems(v: Any, path: str, cx: rt.Ctx) -> Any:
-    obj = rt.expect_object(v, path, "MultiSelectItems")
-    tag, rest = rt.split_tag(obj, "type", path)
-    if tag == "string":
-        return f_StringMultiSelectItems(rest, path, cx, t.StringMultiSelectItems)
-    if tag is None:
-        return f_TitledMultiSelectItems(obj.members, path, cx, t.TitledMultiSelectItems)
-    return rt.unknown(cx, obj, "type", tag)
-
-
-def d_StringMultiSelectItems(v: Any, path: str, cx: rt.Ctx) -> t.StringMultiSelectItems:
-    return f_StringMultiSelectItems(
-        rt.expect_object(v, path, "StringMultiSelectItems").members, path, cx, t.StringMultiSelectItems
-    )
-
-
-def f_StringMultiSelectItems(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.StringMultiSelectItems]
-) -> t.StringMultiSelectItems:
-    x_enum: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "enum":
-            seen = rt.once(seen, 1, path, key)
-            x_enum = _list_2(val, path + ".enum", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 2, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    if x_enum is MISSING:
-        raise rt.missing(path, "enum")
-    rt.min_items(path + ".enum", x_enum, 1)
-    return cls(enum=x_enum, meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_TitledMultiSelectItems(v: Any, path: str, cx: rt.Ctx) -> t.TitledMultiSelectItems:
-    return f_TitledMultiSelectItems(
-        rt.expect_object(v, path, "TitledMultiSelectItems").members, path, cx, t.TitledMultiSelectItems
-    )
-
-
-def f_TitledMultiSelectItems(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.TitledMultiSelectItems]
-) -> t.TitledMultiSelectItems:
-    x_any_of: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "anyOf":
-            seen = rt.once(seen, 1, path, key)
-            x_any_of = _list_3(val, path + ".anyOf", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 2, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    if x_any_of is MISSING:
-        raise rt.missing(path, "anyOf")
-    rt.min_items(path + ".anyOf", x_any_of, 1)
-    return cls(any_of=x_any_of, meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_MultiSelectPropertySchema(v: Any, path: str, cx: rt.Ctx) -> t.MultiSelectPropertySchema:
-    return f_MultiSelectPropertySchema(
-        rt.expect_object(v, path, "MultiSelectPropertySchema").members, path, cx, t.MultiSelectPropertySchema
-    )
-
-
-def f_MultiSelectPropertySchema(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.MultiSelectPropertySchema]
-) -> t.MultiSelectPropertySchema:
-    x_title: Any = MISSING
-    x_description: Any = MISSING
-    x_min_items: Any = MISSING
-    x_max_items: Any = MISSING
-    x_items: Any = MISSING
-    x_default: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "title":
-            seen = rt.once(seen, 1, path, key)
-            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
-        elif key == "description":
-            seen = rt.once(seen, 2, path, key)
-            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
-        elif key == "minItems":
-            seen = rt.once(seen, 4, path, key)
-            x_min_items = None if val is None else rt.d_u64(val, path + ".minItems", cx)
-        elif key == "maxItems":
-            seen = rt.once(seen, 8, path, key)
-            x_max_items = None if val is None else rt.d_u64(val, path + ".maxItems", cx)
-        elif key == "items":
-            seen = rt.once(seen, 16, path, key)
-            x_items = d_MultiSelectItems(val, path + ".items", cx)
-        elif key == "default":
-            seen = rt.once(seen, 32, path, key)
-            x_default = rt.items(cx, val, path + ".default", rt.d_str, True, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 64, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        title=UNSET if x_title is MISSING else x_title,
-        description=UNSET if x_description is MISSING else x_description,
-        min_items=UNSET if x_min_items is MISSING else x_min_items,
-        max_items=UNSET if x_max_items is MISSING else x_max_items,
-        items=rt.need(x_items, path, "items"),
-        default=UNSET if x_default is MISSING else x_default,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_ElicitationFormModeVariant(v: Any, path: str, cx: rt.Ctx) -> Any:
-    got = rt.attempt(cx, v, path, d_ElicitationSessionScope)
-    if got is not MISSING:
-        return got
-    got = rt.attempt(cx, v, path, d_ElicitationRequestScope)
-    if got is not MISSING:
-        return got
-    raise rt.no_variant(path, v, "one of ElicitationSessionScope, ElicitationRequestScope")
-
-
-def d_ElicitationFormMode(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationFormMode:
-    obj = rt.expect_object(v, path, "ElicitationFormMode")
-    x_requested_schema: Any = MISSING
-    seen = 0
-    for key, val, _s, _e in obj.members:
-        if key == "requestedSchema":
-            seen = rt.once(seen, 1, path, key)
-            x_requested_schema = d_ElicitationSchema(val, path + ".requestedSchema", cx)
-    variant = d_ElicitationFormModeVariant(obj, path, cx)
-    return t.ElicitationFormMode(requested_schema=rt.need(x_requested_schema, path, "requestedSchema"), variant=variant)
-
-
-def d_ElicitationUrlModeVariant(v: Any, path: str, cx: rt.Ctx) -> Any:
-    got = rt.attempt(cx, v, path, d_ElicitationSessionScope)
-    if got is not MISSING:
-        return got
-    got = rt.attempt(cx, v, path, d_ElicitationRequestScope)
-    if got is not MISSING:
-        return got
-    raise rt.no_variant(path, v, "one of ElicitationSessionScope, ElicitationRequestScope")
-
-
-def d_ElicitationUrlMode(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationUrlMode:
-    obj = rt.expect_object(v, path, "ElicitationUrlMode")
-    x_elicitation_id: Any = MISSING
-    x_url: Any = MISSING
-    seen = 0
-    for key, val, _s, _e in obj.members:
-        if key == "elicitationId":
-            seen = rt.once(seen, 1, path, key)
-            x_elicitation_id = rt.d_str(val, path + ".elicitationId", cx)
-        elif key == "url":
-            seen = rt.once(seen, 2, path, key)
-            x_url = rt.d_str(val, path + ".url", cx)
-    variant = d_ElicitationUrlModeVariant(obj, path, cx)
-    return t.ElicitationUrlMode(
-        elicitation_id=rt.need(x_elicitation_id, path, "elicitationId"),
-        url=rt.need(x_url, path, "url"),
-        variant=variant,
-    )
-
-
-def d_MessageMcpRequest(v: Any, path: str, cx: rt.Ctx) -> t.MessageMcpRequest:
-    return f_MessageMcpRequest(rt.expect_object(v, path, "MessageMcpRequest").members, path, cx, t.MessageMcpRequest)
 
 
 def f_MessageMcpRequest(
@@ -1487,8 +257,7 @@ def f_MessageMcpRequest(
     )
 
 
-def d_InitializeResponse(v: Any, path: str, cx: rt.Ctx) -> t.InitializeResponse:
-    return f_InitializeResponse(rt.expect_object(v, path, "InitializeResponse").members, path, cx, t.InitializeResponse)
+d_MessageMcpRequest: Final = rt.struct_decoder(f_MessageMcpRequest, "MessageMcpRequest", t.MessageMcpRequest)
 
 
 def f_InitializeResponse(
@@ -1525,39 +294,7 @@ def f_InitializeResponse(
     )
 
 
-def d_Implementation(v: Any, path: str, cx: rt.Ctx) -> t.Implementation:
-    return f_Implementation(rt.expect_object(v, path, "Implementation").members, path, cx, t.Implementation)
-
-
-def f_Implementation(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Implementation]) -> t.Implementation:
-    x_name: Any = MISSING
-    x_title: Any = MISSING
-    x_version: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "name":
-            seen = rt.once(seen, 1, path, key)
-            x_name = rt.d_str(val, path + ".name", cx)
-        elif key == "title":
-            seen = rt.once(seen, 2, path, key)
-            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
-        elif key == "version":
-            seen = rt.once(seen, 4, path, key)
-            x_version = rt.d_str(val, path + ".version", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 8, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        name=rt.need(x_name, path, "name"),
-        title=UNSET if x_title is MISSING else x_title,
-        version=rt.need(x_version, path, "version"),
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_AgentCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.AgentCapabilities:
-    return f_AgentCapabilities(rt.expect_object(v, path, "AgentCapabilities").members, path, cx, t.AgentCapabilities)
+d_InitializeResponse: Final = rt.struct_decoder(f_InitializeResponse, "InitializeResponse", t.InitializeResponse)
 
 
 def f_AgentCapabilities(
@@ -1589,10 +326,7 @@ def f_AgentCapabilities(
     )
 
 
-def d_SessionCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.SessionCapabilities:
-    return f_SessionCapabilities(
-        rt.expect_object(v, path, "SessionCapabilities").members, path, cx, t.SessionCapabilities
-    )
+d_AgentCapabilities: Final = rt.struct_decoder(f_AgentCapabilities, "AgentCapabilities", t.AgentCapabilities)
 
 
 def f_SessionCapabilities(
@@ -1656,100 +390,7 @@ def f_SessionCapabilities(
     )
 
 
-def d_PromptCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.PromptCapabilities:
-    return f_PromptCapabilities(rt.expect_object(v, path, "PromptCapabilities").members, path, cx, t.PromptCapabilities)
-
-
-def f_PromptCapabilities(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PromptCapabilities]
-) -> t.PromptCapabilities:
-    x_image: Any = MISSING
-    x_audio: Any = MISSING
-    x_embedded_context: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "image":
-            seen = rt.once(seen, 1, path, key)
-            x_image = rt.lenient(cx, val, path + ".image", d_PromptImageCapabilities, True)
-        elif key == "audio":
-            seen = rt.once(seen, 2, path, key)
-            x_audio = rt.lenient(cx, val, path + ".audio", d_PromptAudioCapabilities, True)
-        elif key == "embeddedContext":
-            seen = rt.once(seen, 4, path, key)
-            x_embedded_context = rt.lenient(
-                cx, val, path + ".embeddedContext", d_PromptEmbeddedContextCapabilities, True
-            )
-        elif key == "_meta":
-            seen = rt.once(seen, 8, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        image=UNSET if x_image is MISSING else x_image,
-        audio=UNSET if x_audio is MISSING else x_audio,
-        embedded_context=UNSET if x_embedded_context is MISSING else x_embedded_context,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_PromptImageCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.PromptImageCapabilities:
-    return f_PromptImageCapabilities(
-        rt.expect_object(v, path, "PromptImageCapabilities").members, path, cx, t.PromptImageCapabilities
-    )
-
-
-def f_PromptImageCapabilities(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PromptImageCapabilities]
-) -> t.PromptImageCapabilities:
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "_meta":
-            seen = rt.once(seen, 1, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_PromptAudioCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.PromptAudioCapabilities:
-    return f_PromptAudioCapabilities(
-        rt.expect_object(v, path, "PromptAudioCapabilities").members, path, cx, t.PromptAudioCapabilities
-    )
-
-
-def f_PromptAudioCapabilities(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PromptAudioCapabilities]
-) -> t.PromptAudioCapabilities:
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "_meta":
-            seen = rt.once(seen, 1, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_PromptEmbeddedContextCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.PromptEmbeddedContextCapabilities:
-    return f_PromptEmbeddedContextCapabilities(
-        rt.expect_object(v, path, "PromptEmbeddedContextCapabilities").members,
-        path,
-        cx,
-        t.PromptEmbeddedContextCapabilities,
-    )
-
-
-def f_PromptEmbeddedContextCapabilities(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PromptEmbeddedContextCapabilities]
-) -> t.PromptEmbeddedContextCapabilities:
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "_meta":
-            seen = rt.once(seen, 1, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_McpCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.McpCapabilities:
-    return f_McpCapabilities(rt.expect_object(v, path, "McpCapabilities").members, path, cx, t.McpCapabilities)
+d_SessionCapabilities: Final = rt.struct_decoder(f_SessionCapabilities, "SessionCapabilities", t.SessionCapabilities)
 
 
 def f_McpCapabilities(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.McpCapabilities]) -> t.McpCapabilities:
@@ -1779,44 +420,7 @@ def f_McpCapabilities(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Mc
     )
 
 
-def d_McpStdioCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.McpStdioCapabilities:
-    return f_McpStdioCapabilities(
-        rt.expect_object(v, path, "McpStdioCapabilities").members, path, cx, t.McpStdioCapabilities
-    )
-
-
-def f_McpStdioCapabilities(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.McpStdioCapabilities]
-) -> t.McpStdioCapabilities:
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "_meta":
-            seen = rt.once(seen, 1, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_McpHttpCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.McpHttpCapabilities:
-    return f_McpHttpCapabilities(
-        rt.expect_object(v, path, "McpHttpCapabilities").members, path, cx, t.McpHttpCapabilities
-    )
-
-
-def f_McpHttpCapabilities(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.McpHttpCapabilities]
-) -> t.McpHttpCapabilities:
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "_meta":
-            seen = rt.once(seen, 1, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_McpAcpCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.McpAcpCapabilities:
-    return f_McpAcpCapabilities(rt.expect_object(v, path, "McpAcpCapabilities").members, path, cx, t.McpAcpCapabilities)
+d_McpCapabilities: Final = rt.struct_decoder(f_McpCapabilities, "McpCapabilities", t.McpCapabilities)
 
 
 def f_McpAcpCapabilities(
@@ -1831,54 +435,7 @@ def f_McpAcpCapabilities(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_SessionDeleteCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.SessionDeleteCapabilities:
-    return f_SessionDeleteCapabilities(
-        rt.expect_object(v, path, "SessionDeleteCapabilities").members, path, cx, t.SessionDeleteCapabilities
-    )
-
-
-def f_SessionDeleteCapabilities(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.SessionDeleteCapabilities]
-) -> t.SessionDeleteCapabilities:
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "_meta":
-            seen = rt.once(seen, 1, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_SessionAdditionalDirectoriesCapabilities(
-    v: Any, path: str, cx: rt.Ctx
-) -> t.SessionAdditionalDirectoriesCapabilities:
-    return f_SessionAdditionalDirectoriesCapabilities(
-        rt.expect_object(v, path, "SessionAdditionalDirectoriesCapabilities").members,
-        path,
-        cx,
-        t.SessionAdditionalDirectoriesCapabilities,
-    )
-
-
-def f_SessionAdditionalDirectoriesCapabilities(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.SessionAdditionalDirectoriesCapabilities]
-) -> t.SessionAdditionalDirectoriesCapabilities:
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "_meta":
-            seen = rt.once(seen, 1, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_SessionSystemPromptCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.SessionSystemPromptCapabilities:
-    return f_SessionSystemPromptCapabilities(
-        rt.expect_object(v, path, "SessionSystemPromptCapabilities").members,
-        path,
-        cx,
-        t.SessionSystemPromptCapabilities,
-    )
+d_McpAcpCapabilities: Final = rt.struct_decoder(f_McpAcpCapabilities, "McpAcpCapabilities", t.McpAcpCapabilities)
 
 
 def f_SessionSystemPromptCapabilities(
@@ -1897,13 +454,9 @@ def f_SessionSystemPromptCapabilities(
     return cls(mode=UNSET if x_mode is MISSING else x_mode, meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_SessionSystemPromptModeCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.SessionSystemPromptModeCapabilities:
-    return f_SessionSystemPromptModeCapabilities(
-        rt.expect_object(v, path, "SessionSystemPromptModeCapabilities").members,
-        path,
-        cx,
-        t.SessionSystemPromptModeCapabilities,
-    )
+d_SessionSystemPromptCapabilities: Final = rt.struct_decoder(
+    f_SessionSystemPromptCapabilities, "SessionSystemPromptCapabilities", t.SessionSystemPromptCapabilities
+)
 
 
 def f_SessionSystemPromptModeCapabilities(
@@ -1922,15 +475,9 @@ def f_SessionSystemPromptModeCapabilities(
     return cls(override=UNSET if x_override is MISSING else x_override, meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_SessionSystemPromptOverrideCapabilities(
-    v: Any, path: str, cx: rt.Ctx
-) -> t.SessionSystemPromptOverrideCapabilities:
-    return f_SessionSystemPromptOverrideCapabilities(
-        rt.expect_object(v, path, "SessionSystemPromptOverrideCapabilities").members,
-        path,
-        cx,
-        t.SessionSystemPromptOverrideCapabilities,
-    )
+d_SessionSystemPromptModeCapabilities: Final = rt.struct_decoder(
+    f_SessionSystemPromptModeCapabilities, "SessionSystemPromptModeCapabilities", t.SessionSystemPromptModeCapabilities
+)
 
 
 def f_SessionSystemPromptOverrideCapabilities(
@@ -1945,10 +492,11 @@ def f_SessionSystemPromptOverrideCapabilities(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_SessionForkCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.SessionForkCapabilities:
-    return f_SessionForkCapabilities(
-        rt.expect_object(v, path, "SessionForkCapabilities").members, path, cx, t.SessionForkCapabilities
-    )
+d_SessionSystemPromptOverrideCapabilities: Final = rt.struct_decoder(
+    f_SessionSystemPromptOverrideCapabilities,
+    "SessionSystemPromptOverrideCapabilities",
+    t.SessionSystemPromptOverrideCapabilities,
+)
 
 
 def f_SessionForkCapabilities(
@@ -1963,10 +511,9 @@ def f_SessionForkCapabilities(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_SessionArchiveCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.SessionArchiveCapabilities:
-    return f_SessionArchiveCapabilities(
-        rt.expect_object(v, path, "SessionArchiveCapabilities").members, path, cx, t.SessionArchiveCapabilities
-    )
+d_SessionForkCapabilities: Final = rt.struct_decoder(
+    f_SessionForkCapabilities, "SessionForkCapabilities", t.SessionForkCapabilities
+)
 
 
 def f_SessionArchiveCapabilities(
@@ -1981,10 +528,9 @@ def f_SessionArchiveCapabilities(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_SessionStatusCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.SessionStatusCapabilities:
-    return f_SessionStatusCapabilities(
-        rt.expect_object(v, path, "SessionStatusCapabilities").members, path, cx, t.SessionStatusCapabilities
-    )
+d_SessionArchiveCapabilities: Final = rt.struct_decoder(
+    f_SessionArchiveCapabilities, "SessionArchiveCapabilities", t.SessionArchiveCapabilities
+)
 
 
 def f_SessionStatusCapabilities(
@@ -1999,10 +545,9 @@ def f_SessionStatusCapabilities(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_SessionTitleCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.SessionTitleCapabilities:
-    return f_SessionTitleCapabilities(
-        rt.expect_object(v, path, "SessionTitleCapabilities").members, path, cx, t.SessionTitleCapabilities
-    )
+d_SessionStatusCapabilities: Final = rt.struct_decoder(
+    f_SessionStatusCapabilities, "SessionStatusCapabilities", t.SessionStatusCapabilities
+)
 
 
 def f_SessionTitleCapabilities(
@@ -2017,10 +562,9 @@ def f_SessionTitleCapabilities(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_AgentAuthCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.AgentAuthCapabilities:
-    return f_AgentAuthCapabilities(
-        rt.expect_object(v, path, "AgentAuthCapabilities").members, path, cx, t.AgentAuthCapabilities
-    )
+d_SessionTitleCapabilities: Final = rt.struct_decoder(
+    f_SessionTitleCapabilities, "SessionTitleCapabilities", t.SessionTitleCapabilities
+)
 
 
 def f_AgentAuthCapabilities(
@@ -2039,10 +583,9 @@ def f_AgentAuthCapabilities(
     return cls(status=UNSET if x_status is MISSING else x_status, meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_AuthStatusCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.AuthStatusCapabilities:
-    return f_AuthStatusCapabilities(
-        rt.expect_object(v, path, "AuthStatusCapabilities").members, path, cx, t.AuthStatusCapabilities
-    )
+d_AgentAuthCapabilities: Final = rt.struct_decoder(
+    f_AgentAuthCapabilities, "AgentAuthCapabilities", t.AgentAuthCapabilities
+)
 
 
 def f_AuthStatusCapabilities(
@@ -2057,10 +600,9 @@ def f_AuthStatusCapabilities(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_ProvidersCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.ProvidersCapabilities:
-    return f_ProvidersCapabilities(
-        rt.expect_object(v, path, "ProvidersCapabilities").members, path, cx, t.ProvidersCapabilities
-    )
+d_AuthStatusCapabilities: Final = rt.struct_decoder(
+    f_AuthStatusCapabilities, "AuthStatusCapabilities", t.AuthStatusCapabilities
+)
 
 
 def f_ProvidersCapabilities(
@@ -2075,138 +617,9 @@ def f_ProvidersCapabilities(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_AuthMethod(v: Any, path: str, cx: rt.Ctx) -> Any:
-    obj = rt.expect_object(v, path, "AuthMethod")
-    tag, rest = rt.split_tag(obj, "type", path)
-    if tag == "terminal":
-        return f_AuthMethodTerminal(rest, path, cx, t.AuthMethodTerminal)
-    if tag == "agent":
-        return f_AuthMethodAgent(rest, path, cx, t.AuthMethodAgent)
-    if tag is None:
-        raise rt.missing(path, "type")
-    return rt.unknown(cx, obj, "type", tag)
-
-
-def d_EnvVariable(v: Any, path: str, cx: rt.Ctx) -> t.EnvVariable:
-    return f_EnvVariable(rt.expect_object(v, path, "EnvVariable").members, path, cx, t.EnvVariable)
-
-
-def f_EnvVariable(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.EnvVariable]) -> t.EnvVariable:
-    x_name: Any = MISSING
-    x_value: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "name":
-            seen = rt.once(seen, 1, path, key)
-            x_name = rt.d_str(val, path + ".name", cx)
-        elif key == "value":
-            seen = rt.once(seen, 2, path, key)
-            x_value = rt.d_str(val, path + ".value", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 4, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        name=rt.need(x_name, path, "name"),
-        value=rt.need(x_value, path, "value"),
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_AuthMethodTerminal(v: Any, path: str, cx: rt.Ctx) -> t.AuthMethodTerminal:
-    return f_AuthMethodTerminal(rt.expect_object(v, path, "AuthMethodTerminal").members, path, cx, t.AuthMethodTerminal)
-
-
-def f_AuthMethodTerminal(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.AuthMethodTerminal]
-) -> t.AuthMethodTerminal:
-    x_method_id: Any = MISSING
-    x_name: Any = MISSING
-    x_description: Any = MISSING
-    x_args: Any = MISSING
-    x_env: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "methodId":
-            seen = rt.once(seen, 1, path, key)
-            x_method_id = rt.d_str(val, path + ".methodId", cx)
-        elif key == "name":
-            seen = rt.once(seen, 2, path, key)
-            x_name = rt.d_str(val, path + ".name", cx)
-        elif key == "description":
-            seen = rt.once(seen, 4, path, key)
-            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
-        elif key == "args":
-            seen = rt.once(seen, 8, path, key)
-            x_args = rt.default_on_null(cx, val, path + ".args", _list_2)
-        elif key == "env":
-            seen = rt.once(seen, 16, path, key)
-            x_env = rt.default_on_null(cx, val, path + ".env", _list_4)
-        elif key == "_meta":
-            seen = rt.once(seen, 32, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        method_id=rt.need(x_method_id, path, "methodId"),
-        name=rt.need(x_name, path, "name"),
-        description=UNSET if x_description is MISSING else x_description,
-        args=UNSET if x_args is MISSING else x_args,
-        env=UNSET if x_env is MISSING else x_env,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_AuthMethodAgent(v: Any, path: str, cx: rt.Ctx) -> t.AuthMethodAgent:
-    return f_AuthMethodAgent(rt.expect_object(v, path, "AuthMethodAgent").members, path, cx, t.AuthMethodAgent)
-
-
-def f_AuthMethodAgent(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.AuthMethodAgent]) -> t.AuthMethodAgent:
-    x_method_id: Any = MISSING
-    x_name: Any = MISSING
-    x_description: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "methodId":
-            seen = rt.once(seen, 1, path, key)
-            x_method_id = rt.d_str(val, path + ".methodId", cx)
-        elif key == "name":
-            seen = rt.once(seen, 2, path, key)
-            x_name = rt.d_str(val, path + ".name", cx)
-        elif key == "description":
-            seen = rt.once(seen, 4, path, key)
-            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 8, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        method_id=rt.need(x_method_id, path, "methodId"),
-        name=rt.need(x_name, path, "name"),
-        description=UNSET if x_description is MISSING else x_description,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_LoginAuthResponse(v: Any, path: str, cx: rt.Ctx) -> t.LoginAuthResponse:
-    return f_LoginAuthResponse(rt.expect_object(v, path, "LoginAuthResponse").members, path, cx, t.LoginAuthResponse)
-
-
-def f_LoginAuthResponse(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.LoginAuthResponse]
-) -> t.LoginAuthResponse:
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "_meta":
-            seen = rt.once(seen, 1, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_ListProvidersResponse(v: Any, path: str, cx: rt.Ctx) -> t.ListProvidersResponse:
-    return f_ListProvidersResponse(
-        rt.expect_object(v, path, "ListProvidersResponse").members, path, cx, t.ListProvidersResponse
-    )
+d_ProvidersCapabilities: Final = rt.struct_decoder(
+    f_ProvidersCapabilities, "ProvidersCapabilities", t.ProvidersCapabilities
+)
 
 
 def f_ListProvidersResponse(
@@ -2218,15 +631,16 @@ def f_ListProvidersResponse(
     for key, val, s, e in members:
         if key == "providers":
             seen = rt.once(seen, 1, path, key)
-            x_providers = _list_5(val, path + ".providers", cx)
+            x_providers = _list_ProviderInfo(val, path + ".providers", cx)
         elif key == "_meta":
             seen = rt.once(seen, 2, path, key)
             x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
     return cls(providers=rt.need(x_providers, path, "providers"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_ProviderInfo(v: Any, path: str, cx: rt.Ctx) -> t.ProviderInfo:
-    return f_ProviderInfo(rt.expect_object(v, path, "ProviderInfo").members, path, cx, t.ProviderInfo)
+d_ListProvidersResponse: Final = rt.struct_decoder(
+    f_ListProvidersResponse, "ListProvidersResponse", t.ListProvidersResponse
+)
 
 
 def f_ProviderInfo(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ProviderInfo]) -> t.ProviderInfo:
@@ -2263,14 +677,7 @@ def f_ProviderInfo(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Provi
     )
 
 
-def d_LlmProtocol(v: Any, path: str, cx: rt.Ctx) -> str:
-    return rt.d_str(v, path, cx)
-
-
-def d_ProviderCurrentConfig(v: Any, path: str, cx: rt.Ctx) -> t.ProviderCurrentConfig:
-    return f_ProviderCurrentConfig(
-        rt.expect_object(v, path, "ProviderCurrentConfig").members, path, cx, t.ProviderCurrentConfig
-    )
+d_ProviderInfo: Final = rt.struct_decoder(f_ProviderInfo, "ProviderInfo", t.ProviderInfo)
 
 
 def f_ProviderCurrentConfig(
@@ -2297,10 +704,9 @@ def f_ProviderCurrentConfig(
     )
 
 
-def d_SetProviderResponse(v: Any, path: str, cx: rt.Ctx) -> t.SetProviderResponse:
-    return f_SetProviderResponse(
-        rt.expect_object(v, path, "SetProviderResponse").members, path, cx, t.SetProviderResponse
-    )
+d_ProviderCurrentConfig: Final = rt.struct_decoder(
+    f_ProviderCurrentConfig, "ProviderCurrentConfig", t.ProviderCurrentConfig
+)
 
 
 def f_SetProviderResponse(
@@ -2315,10 +721,7 @@ def f_SetProviderResponse(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_DisableProviderResponse(v: Any, path: str, cx: rt.Ctx) -> t.DisableProviderResponse:
-    return f_DisableProviderResponse(
-        rt.expect_object(v, path, "DisableProviderResponse").members, path, cx, t.DisableProviderResponse
-    )
+d_SetProviderResponse: Final = rt.struct_decoder(f_SetProviderResponse, "SetProviderResponse", t.SetProviderResponse)
 
 
 def f_DisableProviderResponse(
@@ -2333,24 +736,9 @@ def f_DisableProviderResponse(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_LogoutAuthResponse(v: Any, path: str, cx: rt.Ctx) -> t.LogoutAuthResponse:
-    return f_LogoutAuthResponse(rt.expect_object(v, path, "LogoutAuthResponse").members, path, cx, t.LogoutAuthResponse)
-
-
-def f_LogoutAuthResponse(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.LogoutAuthResponse]
-) -> t.LogoutAuthResponse:
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "_meta":
-            seen = rt.once(seen, 1, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_AuthStatusResponse(v: Any, path: str, cx: rt.Ctx) -> t.AuthStatusResponse:
-    return f_AuthStatusResponse(rt.expect_object(v, path, "AuthStatusResponse").members, path, cx, t.AuthStatusResponse)
+d_DisableProviderResponse: Final = rt.struct_decoder(
+    f_DisableProviderResponse, "DisableProviderResponse", t.DisableProviderResponse
+)
 
 
 def f_AuthStatusResponse(
@@ -2377,12 +765,7 @@ def f_AuthStatusResponse(
     )
 
 
-def d_AuthState(v: Any, path: str, cx: rt.Ctx) -> str:
-    return rt.d_str(v, path, cx)
-
-
-def d_AuthAccount(v: Any, path: str, cx: rt.Ctx) -> t.AuthAccount:
-    return f_AuthAccount(rt.expect_object(v, path, "AuthAccount").members, path, cx, t.AuthAccount)
+d_AuthStatusResponse: Final = rt.struct_decoder(f_AuthStatusResponse, "AuthStatusResponse", t.AuthStatusResponse)
 
 
 def f_AuthAccount(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.AuthAccount]) -> t.AuthAccount:
@@ -2422,289 +805,7 @@ def f_AuthAccount(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.AuthAc
     )
 
 
-def d_NewSessionResponse(v: Any, path: str, cx: rt.Ctx) -> t.NewSessionResponse:
-    return f_NewSessionResponse(rt.expect_object(v, path, "NewSessionResponse").members, path, cx, t.NewSessionResponse)
-
-
-def f_NewSessionResponse(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.NewSessionResponse]
-) -> t.NewSessionResponse:
-    x_session_id: Any = MISSING
-    x_config_options: Any = MISSING
-    x_available_commands: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "sessionId":
-            seen = rt.once(seen, 1, path, key)
-            x_session_id = rt.d_str(val, path + ".sessionId", cx)
-        elif key == "configOptions":
-            seen = rt.once(seen, 2, path, key)
-            x_config_options = rt.items(cx, val, path + ".configOptions", d_SessionConfigOption, False, True)
-        elif key == "availableCommands":
-            seen = rt.once(seen, 4, path, key)
-            x_available_commands = rt.items(cx, val, path + ".availableCommands", d_AvailableCommand, False, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 8, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        session_id=rt.need(x_session_id, path, "sessionId"),
-        config_options=UNSET if x_config_options is MISSING else x_config_options,
-        available_commands=UNSET if x_available_commands is MISSING else x_available_commands,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_SessionConfigOptionVariant(v: Any, path: str, cx: rt.Ctx) -> Any:
-    obj = rt.expect_object(v, path, "SessionConfigOptionVariant")
-    tag, rest = rt.split_tag(obj, "type", path)
-    if tag == "select":
-        return f_SessionConfigSelect(rest, path, cx, t.SessionConfigSelect)
-    if tag == "boolean":
-        return f_SessionConfigBoolean(rest, path, cx, t.SessionConfigBoolean)
-    if tag is None:
-        raise rt.missing(path, "type")
-    return rt.unknown(cx, obj, "type", tag)
-
-
-def d_SessionConfigOption(v: Any, path: str, cx: rt.Ctx) -> t.SessionConfigOption:
-    obj = rt.expect_object(v, path, "SessionConfigOption")
-    x_config_id: Any = MISSING
-    x_name: Any = MISSING
-    x_description: Any = MISSING
-    x_category: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in obj.members:
-        if key == "configId":
-            seen = rt.once(seen, 1, path, key)
-            x_config_id = rt.d_str(val, path + ".configId", cx)
-        elif key == "name":
-            seen = rt.once(seen, 2, path, key)
-            x_name = rt.d_str(val, path + ".name", cx)
-        elif key == "description":
-            seen = rt.once(seen, 4, path, key)
-            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
-        elif key == "category":
-            seen = rt.once(seen, 8, path, key)
-            x_category = rt.lenient(cx, val, path + ".category", d_SessionConfigOptionCategory, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 16, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    variant = d_SessionConfigOptionVariant(obj, path, cx)
-    return t.SessionConfigOption(
-        config_id=rt.need(x_config_id, path, "configId"),
-        name=rt.need(x_name, path, "name"),
-        description=UNSET if x_description is MISSING else x_description,
-        category=UNSET if x_category is MISSING else x_category,
-        meta=UNSET if x_meta is MISSING else x_meta,
-        variant=variant,
-    )
-
-
-def d_SessionConfigOptionCategory(v: Any, path: str, cx: rt.Ctx) -> str:
-    return rt.d_str(v, path, cx)
-
-
-def d_SessionConfigSelectOptions(v: Any, path: str, cx: rt.Ctx) -> Any:
-    got = rt.attempt(cx, v, path, _list_6)
-    if got is not MISSING:
-        return got
-    got = rt.attempt(cx, v, path, _list_7)
-    if got is not MISSING:
-        return got
-    raise rt.no_variant(path, v, "one of an array of SessionConfigSelectOption, an array of SessionConfigSelectGroup")
-
-
-def d_SessionConfigSelectOption(v: Any, path: str, cx: rt.Ctx) -> t.SessionConfigSelectOption:
-    return f_SessionConfigSelectOption(
-        rt.expect_object(v, path, "SessionConfigSelectOption").members, path, cx, t.SessionConfigSelectOption
-    )
-
-
-def f_SessionConfigSelectOption(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.SessionConfigSelectOption]
-) -> t.SessionConfigSelectOption:
-    x_value: Any = MISSING
-    x_name: Any = MISSING
-    x_description: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "value":
-            seen = rt.once(seen, 1, path, key)
-            x_value = rt.d_str(val, path + ".value", cx)
-        elif key == "name":
-            seen = rt.once(seen, 2, path, key)
-            x_name = rt.d_str(val, path + ".name", cx)
-        elif key == "description":
-            seen = rt.once(seen, 4, path, key)
-            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 8, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        value=rt.need(x_value, path, "value"),
-        name=rt.need(x_name, path, "name"),
-        description=UNSET if x_description is MISSING else x_description,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_SessionConfigSelectGroup(v: Any, path: str, cx: rt.Ctx) -> t.SessionConfigSelectGroup:
-    return f_SessionConfigSelectGroup(
-        rt.expect_object(v, path, "SessionConfigSelectGroup").members, path, cx, t.SessionConfigSelectGroup
-    )
-
-
-def f_SessionConfigSelectGroup(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.SessionConfigSelectGroup]
-) -> t.SessionConfigSelectGroup:
-    x_group_id: Any = MISSING
-    x_name: Any = MISSING
-    x_options: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "groupId":
-            seen = rt.once(seen, 1, path, key)
-            x_group_id = rt.d_str(val, path + ".groupId", cx)
-        elif key == "name":
-            seen = rt.once(seen, 2, path, key)
-            x_name = rt.d_str(val, path + ".name", cx)
-        elif key == "options":
-            seen = rt.once(seen, 4, path, key)
-            x_options = rt.items(cx, val, path + ".options", d_SessionConfigSelectOption, False, True)
-            if x_options is MISSING or x_options is None:
-                x_options = []
-        elif key == "_meta":
-            seen = rt.once(seen, 8, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    if x_group_id is MISSING:
-        raise rt.missing(path, "groupId")
-    if x_name is MISSING:
-        raise rt.missing(path, "name")
-    if x_options is MISSING:
-        raise rt.missing(path, "options")
-    rt.min_items(path + ".options", x_options, 1)
-    return cls(group_id=x_group_id, name=x_name, options=x_options, meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_SessionConfigSelect(v: Any, path: str, cx: rt.Ctx) -> t.SessionConfigSelect:
-    return f_SessionConfigSelect(
-        rt.expect_object(v, path, "SessionConfigSelect").members, path, cx, t.SessionConfigSelect
-    )
-
-
-def f_SessionConfigSelect(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.SessionConfigSelect]
-) -> t.SessionConfigSelect:
-    x_current_value: Any = MISSING
-    x_options: Any = MISSING
-    seen = 0
-    for key, val, _s, _e in members:
-        if key == "currentValue":
-            seen = rt.once(seen, 1, path, key)
-            x_current_value = rt.d_str(val, path + ".currentValue", cx)
-        elif key == "options":
-            seen = rt.once(seen, 2, path, key)
-            x_options = d_SessionConfigSelectOptions(val, path + ".options", cx)
-    return cls(
-        current_value=rt.need(x_current_value, path, "currentValue"), options=rt.need(x_options, path, "options")
-    )
-
-
-def d_SessionConfigBoolean(v: Any, path: str, cx: rt.Ctx) -> t.SessionConfigBoolean:
-    return f_SessionConfigBoolean(
-        rt.expect_object(v, path, "SessionConfigBoolean").members, path, cx, t.SessionConfigBoolean
-    )
-
-
-def f_SessionConfigBoolean(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.SessionConfigBoolean]
-) -> t.SessionConfigBoolean:
-    x_current_value: Any = MISSING
-    seen = 0
-    for key, val, _s, _e in members:
-        if key == "currentValue":
-            seen = rt.once(seen, 1, path, key)
-            x_current_value = rt.d_bool(val, path + ".currentValue", cx)
-    return cls(current_value=rt.need(x_current_value, path, "currentValue"))
-
-
-def d_AvailableCommand(v: Any, path: str, cx: rt.Ctx) -> Any:
-    obj = rt.expect_object(v, path, "AvailableCommand")
-    tag, rest = rt.split_tag(obj, "type", path)
-    if tag == "command":
-        return f_Command(rest, path, cx, t.Command)
-    if tag is None:
-        raise rt.missing(path, "type")
-    return rt.unknown(cx, obj, "type", tag)
-
-
-def d_AvailableCommandInput(v: Any, path: str, cx: rt.Ctx) -> Any:
-    obj = rt.expect_object(v, path, "AvailableCommandInput")
-    tag, rest = rt.split_tag(obj, "type", path)
-    if tag == "text":
-        return f_TextCommandInput(rest, path, cx, t.TextCommandInput)
-    if tag is None:
-        raise rt.missing(path, "type")
-    return rt.unknown(cx, obj, "type", tag)
-
-
-def d_TextCommandInput(v: Any, path: str, cx: rt.Ctx) -> t.TextCommandInput:
-    return f_TextCommandInput(rt.expect_object(v, path, "TextCommandInput").members, path, cx, t.TextCommandInput)
-
-
-def f_TextCommandInput(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.TextCommandInput]) -> t.TextCommandInput:
-    x_hint: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "hint":
-            seen = rt.once(seen, 1, path, key)
-            x_hint = rt.d_str(val, path + ".hint", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 2, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(hint=rt.need(x_hint, path, "hint"), meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_Command(v: Any, path: str, cx: rt.Ctx) -> t.Command:
-    return f_Command(rt.expect_object(v, path, "Command").members, path, cx, t.Command)
-
-
-def f_Command(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Command]) -> t.Command:
-    x_name: Any = MISSING
-    x_description: Any = MISSING
-    x_input: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "name":
-            seen = rt.once(seen, 1, path, key)
-            x_name = rt.d_str(val, path + ".name", cx)
-        elif key == "description":
-            seen = rt.once(seen, 2, path, key)
-            x_description = rt.d_str(val, path + ".description", cx)
-        elif key == "input":
-            seen = rt.once(seen, 4, path, key)
-            x_input = rt.lenient(cx, val, path + ".input", d_AvailableCommandInput, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 8, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        name=rt.need(x_name, path, "name"),
-        description=rt.need(x_description, path, "description"),
-        input=UNSET if x_input is MISSING else x_input,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_ListSessionsResponse(v: Any, path: str, cx: rt.Ctx) -> t.ListSessionsResponse:
-    return f_ListSessionsResponse(
-        rt.expect_object(v, path, "ListSessionsResponse").members, path, cx, t.ListSessionsResponse
-    )
+d_AuthAccount: Final = rt.struct_decoder(f_AuthAccount, "AuthAccount", t.AuthAccount)
 
 
 def f_ListSessionsResponse(
@@ -2733,8 +834,9 @@ def f_ListSessionsResponse(
     )
 
 
-def d_SessionInfo(v: Any, path: str, cx: rt.Ctx) -> t.SessionInfo:
-    return f_SessionInfo(rt.expect_object(v, path, "SessionInfo").members, path, cx, t.SessionInfo)
+d_ListSessionsResponse: Final = rt.struct_decoder(
+    f_ListSessionsResponse, "ListSessionsResponse", t.ListSessionsResponse
+)
 
 
 def f_SessionInfo(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.SessionInfo]) -> t.SessionInfo:
@@ -2755,7 +857,7 @@ def f_SessionInfo(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Sessio
             x_cwd = rt.d_str(val, path + ".cwd", cx)
         elif key == "additionalDirectories":
             seen = rt.once(seen, 4, path, key)
-            x_additional_directories = rt.default_on_null(cx, val, path + ".additionalDirectories", _list_8)
+            x_additional_directories = rt.default_on_null(cx, val, path + ".additionalDirectories", _list_string)
         elif key == "title":
             seen = rt.once(seen, 8, path, key)
             x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
@@ -2779,28 +881,7 @@ def f_SessionInfo(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Sessio
     )
 
 
-def d_DeleteSessionResponse(v: Any, path: str, cx: rt.Ctx) -> t.DeleteSessionResponse:
-    return f_DeleteSessionResponse(
-        rt.expect_object(v, path, "DeleteSessionResponse").members, path, cx, t.DeleteSessionResponse
-    )
-
-
-def f_DeleteSessionResponse(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.DeleteSessionResponse]
-) -> t.DeleteSessionResponse:
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "_meta":
-            seen = rt.once(seen, 1, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_ForkSessionResponse(v: Any, path: str, cx: rt.Ctx) -> t.ForkSessionResponse:
-    return f_ForkSessionResponse(
-        rt.expect_object(v, path, "ForkSessionResponse").members, path, cx, t.ForkSessionResponse
-    )
+d_SessionInfo: Final = rt.struct_decoder(f_SessionInfo, "SessionInfo", t.SessionInfo)
 
 
 def f_ForkSessionResponse(
@@ -2832,10 +913,7 @@ def f_ForkSessionResponse(
     )
 
 
-def d_ArchiveSessionResponse(v: Any, path: str, cx: rt.Ctx) -> t.ArchiveSessionResponse:
-    return f_ArchiveSessionResponse(
-        rt.expect_object(v, path, "ArchiveSessionResponse").members, path, cx, t.ArchiveSessionResponse
-    )
+d_ForkSessionResponse: Final = rt.struct_decoder(f_ForkSessionResponse, "ForkSessionResponse", t.ForkSessionResponse)
 
 
 def f_ArchiveSessionResponse(
@@ -2850,10 +928,9 @@ def f_ArchiveSessionResponse(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_UnarchiveSessionResponse(v: Any, path: str, cx: rt.Ctx) -> t.UnarchiveSessionResponse:
-    return f_UnarchiveSessionResponse(
-        rt.expect_object(v, path, "UnarchiveSessionResponse").members, path, cx, t.UnarchiveSessionResponse
-    )
+d_ArchiveSessionResponse: Final = rt.struct_decoder(
+    f_ArchiveSessionResponse, "ArchiveSessionResponse", t.ArchiveSessionResponse
+)
 
 
 def f_UnarchiveSessionResponse(
@@ -2868,10 +945,9 @@ def f_UnarchiveSessionResponse(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_SessionStatusResponse(v: Any, path: str, cx: rt.Ctx) -> t.SessionStatusResponse:
-    return f_SessionStatusResponse(
-        rt.expect_object(v, path, "SessionStatusResponse").members, path, cx, t.SessionStatusResponse
-    )
+d_UnarchiveSessionResponse: Final = rt.struct_decoder(
+    f_UnarchiveSessionResponse, "UnarchiveSessionResponse", t.UnarchiveSessionResponse
+)
 
 
 def f_SessionStatusResponse(
@@ -2898,210 +974,9 @@ def f_SessionStatusResponse(
     )
 
 
-def d_SessionStatus(v: Any, path: str, cx: rt.Ctx) -> str:
-    return rt.d_str(v, path, cx)
-
-
-def d_ResumeSessionResponse(v: Any, path: str, cx: rt.Ctx) -> t.ResumeSessionResponse:
-    return f_ResumeSessionResponse(
-        rt.expect_object(v, path, "ResumeSessionResponse").members, path, cx, t.ResumeSessionResponse
-    )
-
-
-def f_ResumeSessionResponse(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ResumeSessionResponse]
-) -> t.ResumeSessionResponse:
-    x_config_options: Any = MISSING
-    x_available_commands: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "configOptions":
-            seen = rt.once(seen, 1, path, key)
-            x_config_options = rt.items(cx, val, path + ".configOptions", d_SessionConfigOption, False, True)
-        elif key == "availableCommands":
-            seen = rt.once(seen, 2, path, key)
-            x_available_commands = rt.items(cx, val, path + ".availableCommands", d_AvailableCommand, False, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 4, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        config_options=UNSET if x_config_options is MISSING else x_config_options,
-        available_commands=UNSET if x_available_commands is MISSING else x_available_commands,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_CloseSessionResponse(v: Any, path: str, cx: rt.Ctx) -> t.CloseSessionResponse:
-    return f_CloseSessionResponse(
-        rt.expect_object(v, path, "CloseSessionResponse").members, path, cx, t.CloseSessionResponse
-    )
-
-
-def f_CloseSessionResponse(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.CloseSessionResponse]
-) -> t.CloseSessionResponse:
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "_meta":
-            seen = rt.once(seen, 1, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_CancelToolCallResponse(v: Any, path: str, cx: rt.Ctx) -> t.CancelToolCallResponse:
-    return f_CancelToolCallResponse(
-        rt.expect_object(v, path, "CancelToolCallResponse").members, path, cx, t.CancelToolCallResponse
-    )
-
-
-def f_CancelToolCallResponse(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.CancelToolCallResponse]
-) -> t.CancelToolCallResponse:
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "_meta":
-            seen = rt.once(seen, 1, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_CancelTerminalResponse(v: Any, path: str, cx: rt.Ctx) -> t.CancelTerminalResponse:
-    return f_CancelTerminalResponse(
-        rt.expect_object(v, path, "CancelTerminalResponse").members, path, cx, t.CancelTerminalResponse
-    )
-
-
-def f_CancelTerminalResponse(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.CancelTerminalResponse]
-) -> t.CancelTerminalResponse:
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "_meta":
-            seen = rt.once(seen, 1, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_SetSessionConfigOptionResponse(v: Any, path: str, cx: rt.Ctx) -> t.SetSessionConfigOptionResponse:
-    return f_SetSessionConfigOptionResponse(
-        rt.expect_object(v, path, "SetSessionConfigOptionResponse").members, path, cx, t.SetSessionConfigOptionResponse
-    )
-
-
-def f_SetSessionConfigOptionResponse(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.SetSessionConfigOptionResponse]
-) -> t.SetSessionConfigOptionResponse:
-    x_config_options: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "configOptions":
-            seen = rt.once(seen, 1, path, key)
-            x_config_options = rt.items(cx, val, path + ".configOptions", d_SessionConfigOption, False, False)
-            if x_config_options is MISSING or x_config_options is None:
-                x_config_options = []
-        elif key == "_meta":
-            seen = rt.once(seen, 2, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        config_options=rt.need(x_config_options, path, "configOptions"), meta=UNSET if x_meta is MISSING else x_meta
-    )
-
-
-def d_PromptResponse(v: Any, path: str, cx: rt.Ctx) -> t.PromptResponse:
-    return f_PromptResponse(rt.expect_object(v, path, "PromptResponse").members, path, cx, t.PromptResponse)
-
-
-def f_PromptResponse(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PromptResponse]) -> t.PromptResponse:
-    x_message_id: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "messageId":
-            seen = rt.once(seen, 1, path, key)
-            x_message_id = rt.d_str(val, path + ".messageId", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 2, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(message_id=rt.need(x_message_id, path, "messageId"), meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_ErrorData(v: Any, path: str, cx: rt.Ctx) -> Any:
-    got = rt.attempt(cx, v, path, d_UnsupportedProtocolVersionErrorData)
-    if got is not MISSING:
-        return got
-    got = rt.attempt(cx, v, path, d_SessionNotFoundErrorData)
-    if got is not MISSING:
-        return got
-    got = rt.attempt(cx, v, path, rt.d_raw_node)
-    if got is not MISSING:
-        return got
-    raise rt.no_variant(path, v, "one of UnsupportedProtocolVersionErrorData, SessionNotFoundErrorData, a JSON value")
-
-
-def d_UnsupportedProtocolVersionErrorData(v: Any, path: str, cx: rt.Ctx) -> t.UnsupportedProtocolVersionErrorData:
-    return f_UnsupportedProtocolVersionErrorData(
-        rt.expect_object(v, path, "UnsupportedProtocolVersionErrorData").members,
-        path,
-        cx,
-        t.UnsupportedProtocolVersionErrorData,
-    )
-
-
-def f_UnsupportedProtocolVersionErrorData(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.UnsupportedProtocolVersionErrorData]
-) -> t.UnsupportedProtocolVersionErrorData:
-    x_requested: Any = MISSING
-    x_supported: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "requested":
-            seen = rt.once(seen, 1, path, key)
-            x_requested = rt.d_u16(val, path + ".requested", cx)
-        elif key == "supported":
-            seen = rt.once(seen, 2, path, key)
-            x_supported = _list_9(val, path + ".supported", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 4, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        requested=rt.need(x_requested, path, "requested"),
-        supported=rt.need(x_supported, path, "supported"),
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_SessionNotFoundErrorData(v: Any, path: str, cx: rt.Ctx) -> t.SessionNotFoundErrorData:
-    return f_SessionNotFoundErrorData(
-        rt.expect_object(v, path, "SessionNotFoundErrorData").members, path, cx, t.SessionNotFoundErrorData
-    )
-
-
-def f_SessionNotFoundErrorData(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.SessionNotFoundErrorData]
-) -> t.SessionNotFoundErrorData:
-    x_session_id: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "sessionId":
-            seen = rt.once(seen, 1, path, key)
-            x_session_id = rt.d_str(val, path + ".sessionId", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 2, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(session_id=rt.need(x_session_id, path, "sessionId"), meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_UpdateSessionNotification(v: Any, path: str, cx: rt.Ctx) -> t.UpdateSessionNotification:
-    return f_UpdateSessionNotification(
-        rt.expect_object(v, path, "UpdateSessionNotification").members, path, cx, t.UpdateSessionNotification
-    )
+d_SessionStatusResponse: Final = rt.struct_decoder(
+    f_SessionStatusResponse, "SessionStatusResponse", t.SessionStatusResponse
+)
 
 
 def f_UpdateSessionNotification(
@@ -3126,6 +1001,11 @@ def f_UpdateSessionNotification(
         update=rt.need(x_update, path, "update"),
         meta=UNSET if x_meta is MISSING else x_meta,
     )
+
+
+d_UpdateSessionNotification: Final = rt.struct_decoder(
+    f_UpdateSessionNotification, "UpdateSessionNotification", t.UpdateSessionNotification
+)
 
 
 def d_SessionUpdate(v: Any, path: str, cx: rt.Ctx) -> Any:
@@ -3183,110 +1063,6 @@ def d_SessionUpdate(v: Any, path: str, cx: rt.Ctx) -> Any:
     return rt.unknown(cx, obj, "sessionUpdate", tag)
 
 
-def d_ContentChunk(v: Any, path: str, cx: rt.Ctx) -> t.ContentChunk:
-    return f_ContentChunk(rt.expect_object(v, path, "ContentChunk").members, path, cx, t.ContentChunk)
-
-
-def f_ContentChunk(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ContentChunk]) -> t.ContentChunk:
-    x_message_id: Any = MISSING
-    x_content: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "messageId":
-            seen = rt.once(seen, 1, path, key)
-            x_message_id = rt.d_str(val, path + ".messageId", cx)
-        elif key == "content":
-            seen = rt.once(seen, 2, path, key)
-            x_content = d_ContentBlock(val, path + ".content", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 4, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        message_id=rt.need(x_message_id, path, "messageId"),
-        content=rt.need(x_content, path, "content"),
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_UserMessage(v: Any, path: str, cx: rt.Ctx) -> t.UserMessage:
-    return f_UserMessage(rt.expect_object(v, path, "UserMessage").members, path, cx, t.UserMessage)
-
-
-def f_UserMessage(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.UserMessage]) -> t.UserMessage:
-    x_message_id: Any = MISSING
-    x_content: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "messageId":
-            seen = rt.once(seen, 1, path, key)
-            x_message_id = rt.d_str(val, path + ".messageId", cx)
-        elif key == "content":
-            seen = rt.once(seen, 2, path, key)
-            x_content = rt.items(cx, val, path + ".content", d_ContentBlock, True, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 4, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        message_id=rt.need(x_message_id, path, "messageId"),
-        content=UNSET if x_content is MISSING else x_content,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_AgentMessage(v: Any, path: str, cx: rt.Ctx) -> t.AgentMessage:
-    return f_AgentMessage(rt.expect_object(v, path, "AgentMessage").members, path, cx, t.AgentMessage)
-
-
-def f_AgentMessage(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.AgentMessage]) -> t.AgentMessage:
-    x_message_id: Any = MISSING
-    x_content: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "messageId":
-            seen = rt.once(seen, 1, path, key)
-            x_message_id = rt.d_str(val, path + ".messageId", cx)
-        elif key == "content":
-            seen = rt.once(seen, 2, path, key)
-            x_content = rt.items(cx, val, path + ".content", d_ContentBlock, True, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 4, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        message_id=rt.need(x_message_id, path, "messageId"),
-        content=UNSET if x_content is MISSING else x_content,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_AgentThought(v: Any, path: str, cx: rt.Ctx) -> t.AgentThought:
-    return f_AgentThought(rt.expect_object(v, path, "AgentThought").members, path, cx, t.AgentThought)
-
-
-def f_AgentThought(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.AgentThought]) -> t.AgentThought:
-    x_message_id: Any = MISSING
-    x_content: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "messageId":
-            seen = rt.once(seen, 1, path, key)
-            x_message_id = rt.d_str(val, path + ".messageId", cx)
-        elif key == "content":
-            seen = rt.once(seen, 2, path, key)
-            x_content = rt.items(cx, val, path + ".content", d_ContentBlock, True, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 4, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        message_id=rt.need(x_message_id, path, "messageId"),
-        content=UNSET if x_content is MISSING else x_content,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
 def d_BackgroundWork(v: Any, path: str, cx: rt.Ctx) -> Any:
     obj = rt.expect_object(v, path, "BackgroundWork")
     tag, rest = rt.split_tag(obj, "type", path)
@@ -3299,50 +1075,6 @@ def d_BackgroundWork(v: Any, path: str, cx: rt.Ctx) -> Any:
     if tag is None:
         raise rt.missing(path, "type")
     return rt.unknown(cx, obj, "type", tag)
-
-
-def d_BackgroundTerminal(v: Any, path: str, cx: rt.Ctx) -> t.BackgroundTerminal:
-    return f_BackgroundTerminal(rt.expect_object(v, path, "BackgroundTerminal").members, path, cx, t.BackgroundTerminal)
-
-
-def f_BackgroundTerminal(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.BackgroundTerminal]
-) -> t.BackgroundTerminal:
-    x_terminal_id: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "terminalId":
-            seen = rt.once(seen, 1, path, key)
-            x_terminal_id = rt.d_str(val, path + ".terminalId", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 2, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(terminal_id=rt.need(x_terminal_id, path, "terminalId"), meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_BackgroundToolCall(v: Any, path: str, cx: rt.Ctx) -> t.BackgroundToolCall:
-    return f_BackgroundToolCall(rt.expect_object(v, path, "BackgroundToolCall").members, path, cx, t.BackgroundToolCall)
-
-
-def f_BackgroundToolCall(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.BackgroundToolCall]
-) -> t.BackgroundToolCall:
-    x_tool_call_id: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "toolCallId":
-            seen = rt.once(seen, 1, path, key)
-            x_tool_call_id = rt.d_str(val, path + ".toolCallId", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 2, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(tool_call_id=rt.need(x_tool_call_id, path, "toolCallId"), meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_BackgroundSubagent(v: Any, path: str, cx: rt.Ctx) -> t.BackgroundSubagent:
-    return f_BackgroundSubagent(rt.expect_object(v, path, "BackgroundSubagent").members, path, cx, t.BackgroundSubagent)
 
 
 def f_BackgroundSubagent(
@@ -3361,8 +1093,7 @@ def f_BackgroundSubagent(
     return cls(session_id=rt.need(x_session_id, path, "sessionId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_RunningStateUpdate(v: Any, path: str, cx: rt.Ctx) -> t.RunningStateUpdate:
-    return f_RunningStateUpdate(rt.expect_object(v, path, "RunningStateUpdate").members, path, cx, t.RunningStateUpdate)
+d_BackgroundSubagent: Final = rt.struct_decoder(f_BackgroundSubagent, "BackgroundSubagent", t.BackgroundSubagent)
 
 
 def f_RunningStateUpdate(
@@ -3374,7 +1105,7 @@ def f_RunningStateUpdate(
     for key, val, s, e in members:
         if key == "background":
             seen = rt.once(seen, 1, path, key)
-            x_background = rt.lenient(cx, val, path + ".background", _list_10, True)
+            x_background = rt.lenient(cx, val, path + ".background", _list_BackgroundWork, True)
         elif key == "_meta":
             seen = rt.once(seen, 2, path, key)
             x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
@@ -3383,22 +1114,7 @@ def f_RunningStateUpdate(
     )
 
 
-def d_ErrorStopReason(v: Any, path: str, cx: rt.Ctx) -> t.ErrorStopReason:
-    return f_ErrorStopReason(rt.expect_object(v, path, "ErrorStopReason").members, path, cx, t.ErrorStopReason)
-
-
-def f_ErrorStopReason(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ErrorStopReason]) -> t.ErrorStopReason:
-    x_error: Any = MISSING
-    seen = 0
-    for key, val, _s, _e in members:
-        if key == "error":
-            seen = rt.once(seen, 1, path, key)
-            x_error = rt.lenient(cx, val, path + ".error", rt.d_error_object, True)
-    return cls(error=UNSET if x_error is MISSING else x_error)
-
-
-def d_Usage(v: Any, path: str, cx: rt.Ctx) -> t.Usage:
-    return f_Usage(rt.expect_object(v, path, "Usage").members, path, cx, t.Usage)
+d_RunningStateUpdate: Final = rt.struct_decoder(f_RunningStateUpdate, "RunningStateUpdate", t.RunningStateUpdate)
 
 
 def f_Usage(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Usage]) -> t.Usage:
@@ -3443,24 +1159,7 @@ def f_Usage(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Usage]) -> t
     )
 
 
-def d_IdleStateUpdateVariant(v: Any, path: str, cx: rt.Ctx) -> Any:
-    obj = rt.expect_object(v, path, "IdleStateUpdateVariant")
-    tag, rest = rt.split_tag(obj, "stopReason", path)
-    if tag == "end_turn":
-        return t.IdleStateUpdateVariantEndTurn()
-    if tag == "max_tokens":
-        return t.IdleStateUpdateVariantMaxTokens()
-    if tag == "max_turn_requests":
-        return t.IdleStateUpdateVariantMaxTurnRequests()
-    if tag == "refusal":
-        return t.IdleStateUpdateVariantRefusal()
-    if tag == "cancelled":
-        return t.IdleStateUpdateVariantCancelled()
-    if tag == "error":
-        return f_ErrorStopReason(rest, path, cx, t.ErrorStopReason)
-    if tag is None:
-        raise rt.missing(path, "stopReason")
-    return rt.unknown(cx, obj, "stopReason", tag)
+d_Usage: Final = rt.struct_decoder(f_Usage, "Usage", t.Usage)
 
 
 def d_IdleStateUpdate(v: Any, path: str, cx: rt.Ctx) -> t.IdleStateUpdate:
@@ -3476,7 +1175,7 @@ def d_IdleStateUpdate(v: Any, path: str, cx: rt.Ctx) -> t.IdleStateUpdate:
             x_usage = rt.lenient(cx, val, path + ".usage", d_Usage, True)
         elif key == "background":
             seen = rt.once(seen, 2, path, key)
-            x_background = rt.lenient(cx, val, path + ".background", _list_10, True)
+            x_background = rt.lenient(cx, val, path + ".background", _list_BackgroundWork, True)
         elif key == "_meta":
             seen = rt.once(seen, 4, path, key)
             x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
@@ -3493,12 +1192,6 @@ def d_IdleStateUpdate(v: Any, path: str, cx: rt.Ctx) -> t.IdleStateUpdate:
     )
 
 
-def d_RequiresActionStateUpdate(v: Any, path: str, cx: rt.Ctx) -> t.RequiresActionStateUpdate:
-    return f_RequiresActionStateUpdate(
-        rt.expect_object(v, path, "RequiresActionStateUpdate").members, path, cx, t.RequiresActionStateUpdate
-    )
-
-
 def f_RequiresActionStateUpdate(
     members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.RequiresActionStateUpdate]
 ) -> t.RequiresActionStateUpdate:
@@ -3508,7 +1201,7 @@ def f_RequiresActionStateUpdate(
     for key, val, s, e in members:
         if key == "background":
             seen = rt.once(seen, 1, path, key)
-            x_background = rt.lenient(cx, val, path + ".background", _list_10, True)
+            x_background = rt.lenient(cx, val, path + ".background", _list_BackgroundWork, True)
         elif key == "_meta":
             seen = rt.once(seen, 2, path, key)
             x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
@@ -3517,8 +1210,9 @@ def f_RequiresActionStateUpdate(
     )
 
 
-def d_UnknownStateUpdate(v: Any, path: str, cx: rt.Ctx) -> t.UnknownStateUpdate:
-    return f_UnknownStateUpdate(rt.expect_object(v, path, "UnknownStateUpdate").members, path, cx, t.UnknownStateUpdate)
+d_RequiresActionStateUpdate: Final = rt.struct_decoder(
+    f_RequiresActionStateUpdate, "RequiresActionStateUpdate", t.RequiresActionStateUpdate
+)
 
 
 def f_UnknownStateUpdate(
@@ -3530,7 +1224,7 @@ def f_UnknownStateUpdate(
     for key, val, s, e in members:
         if key == "background":
             seen = rt.once(seen, 1, path, key)
-            x_background = rt.lenient(cx, val, path + ".background", _list_10, True)
+            x_background = rt.lenient(cx, val, path + ".background", _list_BackgroundWork, True)
         elif key == "_meta":
             seen = rt.once(seen, 2, path, key)
             x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
@@ -3539,10 +1233,7 @@ def f_UnknownStateUpdate(
     )
 
 
-def d_SetSessionTitleResponse(v: Any, path: str, cx: rt.Ctx) -> t.SetSessionTitleResponse:
-    return f_SetSessionTitleResponse(
-        rt.expect_object(v, path, "SetSessionTitleResponse").members, path, cx, t.SetSessionTitleResponse
-    )
+d_UnknownStateUpdate: Final = rt.struct_decoder(f_UnknownStateUpdate, "UnknownStateUpdate", t.UnknownStateUpdate)
 
 
 def f_SetSessionTitleResponse(
@@ -3561,6 +1252,11 @@ def f_SetSessionTitleResponse(
     return cls(title=rt.need(x_title, path, "title"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
+d_SetSessionTitleResponse: Final = rt.struct_decoder(
+    f_SetSessionTitleResponse, "SetSessionTitleResponse", t.SetSessionTitleResponse
+)
+
+
 def d_StateUpdate(v: Any, path: str, cx: rt.Ctx) -> Any:
     obj = rt.expect_object(v, path, "StateUpdate")
     tag, rest = rt.split_tag(obj, "state", path)
@@ -3577,229 +1273,6 @@ def d_StateUpdate(v: Any, path: str, cx: rt.Ctx) -> Any:
     return rt.unknown(cx, obj, "state", tag)
 
 
-def d_ToolCallContentChunk(v: Any, path: str, cx: rt.Ctx) -> t.ToolCallContentChunk:
-    return f_ToolCallContentChunk(
-        rt.expect_object(v, path, "ToolCallContentChunk").members, path, cx, t.ToolCallContentChunk
-    )
-
-
-def f_ToolCallContentChunk(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ToolCallContentChunk]
-) -> t.ToolCallContentChunk:
-    x_tool_call_id: Any = MISSING
-    x_content: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "toolCallId":
-            seen = rt.once(seen, 1, path, key)
-            x_tool_call_id = rt.d_str(val, path + ".toolCallId", cx)
-        elif key == "content":
-            seen = rt.once(seen, 2, path, key)
-            x_content = d_ToolCallContent(val, path + ".content", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 4, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        tool_call_id=rt.need(x_tool_call_id, path, "toolCallId"),
-        content=rt.need(x_content, path, "content"),
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_TerminalOutput(v: Any, path: str, cx: rt.Ctx) -> t.TerminalOutput:
-    return f_TerminalOutput(rt.expect_object(v, path, "TerminalOutput").members, path, cx, t.TerminalOutput)
-
-
-def f_TerminalOutput(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.TerminalOutput]) -> t.TerminalOutput:
-    x_data: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "data":
-            seen = rt.once(seen, 1, path, key)
-            x_data = rt.d_str(val, path + ".data", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 2, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(data=rt.need(x_data, path, "data"), meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_TerminalExitStatus(v: Any, path: str, cx: rt.Ctx) -> t.TerminalExitStatus:
-    return f_TerminalExitStatus(rt.expect_object(v, path, "TerminalExitStatus").members, path, cx, t.TerminalExitStatus)
-
-
-def f_TerminalExitStatus(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.TerminalExitStatus]
-) -> t.TerminalExitStatus:
-    x_exit_code: Any = MISSING
-    x_signal: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "exitCode":
-            seen = rt.once(seen, 1, path, key)
-            x_exit_code = rt.lenient(cx, val, path + ".exitCode", rt.d_i64, True)
-        elif key == "signal":
-            seen = rt.once(seen, 2, path, key)
-            x_signal = rt.lenient(cx, val, path + ".signal", rt.d_str, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 4, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        exit_code=UNSET if x_exit_code is MISSING else x_exit_code,
-        signal=UNSET if x_signal is MISSING else x_signal,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_TerminalSize(v: Any, path: str, cx: rt.Ctx) -> t.TerminalSize:
-    return f_TerminalSize(rt.expect_object(v, path, "TerminalSize").members, path, cx, t.TerminalSize)
-
-
-def f_TerminalSize(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.TerminalSize]) -> t.TerminalSize:
-    x_cols: Any = MISSING
-    x_rows: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "cols":
-            seen = rt.once(seen, 1, path, key)
-            x_cols = rt.d_u16(val, path + ".cols", cx)
-        elif key == "rows":
-            seen = rt.once(seen, 2, path, key)
-            x_rows = rt.d_u16(val, path + ".rows", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 4, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        cols=rt.need(x_cols, path, "cols"),
-        rows=rt.need(x_rows, path, "rows"),
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_TerminalCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.TerminalCapabilities:
-    return f_TerminalCapabilities(
-        rt.expect_object(v, path, "TerminalCapabilities").members, path, cx, t.TerminalCapabilities
-    )
-
-
-def f_TerminalCapabilities(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.TerminalCapabilities]
-) -> t.TerminalCapabilities:
-    x_cancel: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "cancel":
-            seen = rt.once(seen, 1, path, key)
-            x_cancel = rt.lenient(cx, val, path + ".cancel", d_TerminalCancelCapabilities, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 2, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(cancel=UNSET if x_cancel is MISSING else x_cancel, meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_TerminalCancelCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.TerminalCancelCapabilities:
-    return f_TerminalCancelCapabilities(
-        rt.expect_object(v, path, "TerminalCancelCapabilities").members, path, cx, t.TerminalCancelCapabilities
-    )
-
-
-def f_TerminalCancelCapabilities(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.TerminalCancelCapabilities]
-) -> t.TerminalCancelCapabilities:
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "_meta":
-            seen = rt.once(seen, 1, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_TerminalUpdate(v: Any, path: str, cx: rt.Ctx) -> t.TerminalUpdate:
-    return f_TerminalUpdate(rt.expect_object(v, path, "TerminalUpdate").members, path, cx, t.TerminalUpdate)
-
-
-def f_TerminalUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.TerminalUpdate]) -> t.TerminalUpdate:
-    x_terminal_id: Any = MISSING
-    x_command: Any = MISSING
-    x_cwd: Any = MISSING
-    x_output: Any = MISSING
-    x_exit_status: Any = MISSING
-    x_size: Any = MISSING
-    x_capabilities: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "terminalId":
-            seen = rt.once(seen, 1, path, key)
-            x_terminal_id = rt.d_str(val, path + ".terminalId", cx)
-        elif key == "command":
-            seen = rt.once(seen, 2, path, key)
-            x_command = rt.lenient(cx, val, path + ".command", rt.d_str, True)
-        elif key == "cwd":
-            seen = rt.once(seen, 4, path, key)
-            x_cwd = rt.lenient(cx, val, path + ".cwd", rt.d_str, True)
-        elif key == "output":
-            seen = rt.once(seen, 8, path, key)
-            x_output = rt.lenient(cx, val, path + ".output", d_TerminalOutput, True)
-        elif key == "exitStatus":
-            seen = rt.once(seen, 16, path, key)
-            x_exit_status = rt.lenient(cx, val, path + ".exitStatus", d_TerminalExitStatus, True)
-        elif key == "size":
-            seen = rt.once(seen, 32, path, key)
-            x_size = rt.lenient(cx, val, path + ".size", d_TerminalSize, True)
-        elif key == "capabilities":
-            seen = rt.once(seen, 64, path, key)
-            x_capabilities = rt.lenient(cx, val, path + ".capabilities", d_TerminalCapabilities, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 128, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        terminal_id=rt.need(x_terminal_id, path, "terminalId"),
-        command=UNSET if x_command is MISSING else x_command,
-        cwd=UNSET if x_cwd is MISSING else x_cwd,
-        output=UNSET if x_output is MISSING else x_output,
-        exit_status=UNSET if x_exit_status is MISSING else x_exit_status,
-        size=UNSET if x_size is MISSING else x_size,
-        capabilities=UNSET if x_capabilities is MISSING else x_capabilities,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_TerminalOutputChunk(v: Any, path: str, cx: rt.Ctx) -> t.TerminalOutputChunk:
-    return f_TerminalOutputChunk(
-        rt.expect_object(v, path, "TerminalOutputChunk").members, path, cx, t.TerminalOutputChunk
-    )
-
-
-def f_TerminalOutputChunk(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.TerminalOutputChunk]
-) -> t.TerminalOutputChunk:
-    x_terminal_id: Any = MISSING
-    x_data: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "terminalId":
-            seen = rt.once(seen, 1, path, key)
-            x_terminal_id = rt.d_str(val, path + ".terminalId", cx)
-        elif key == "data":
-            seen = rt.once(seen, 2, path, key)
-            x_data = rt.d_str(val, path + ".data", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 4, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        terminal_id=rt.need(x_terminal_id, path, "terminalId"),
-        data=rt.need(x_data, path, "data"),
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
 def d_PlanUpdateContent(v: Any, path: str, cx: rt.Ctx) -> Any:
     obj = rt.expect_object(v, path, "PlanUpdateContent")
     tag, rest = rt.split_tag(obj, "type", path)
@@ -3812,77 +1285,6 @@ def d_PlanUpdateContent(v: Any, path: str, cx: rt.Ctx) -> Any:
     if tag is None:
         raise rt.missing(path, "type")
     return rt.unknown(cx, obj, "type", tag)
-
-
-def d_PlanEntry(v: Any, path: str, cx: rt.Ctx) -> t.PlanEntry:
-    return f_PlanEntry(rt.expect_object(v, path, "PlanEntry").members, path, cx, t.PlanEntry)
-
-
-def f_PlanEntry(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PlanEntry]) -> t.PlanEntry:
-    x_content: Any = MISSING
-    x_priority: Any = MISSING
-    x_status: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "content":
-            seen = rt.once(seen, 1, path, key)
-            x_content = rt.d_str(val, path + ".content", cx)
-        elif key == "priority":
-            seen = rt.once(seen, 2, path, key)
-            x_priority = d_PlanEntryPriority(val, path + ".priority", cx)
-        elif key == "status":
-            seen = rt.once(seen, 4, path, key)
-            x_status = d_PlanEntryStatus(val, path + ".status", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 8, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        content=rt.need(x_content, path, "content"),
-        priority=rt.need(x_priority, path, "priority"),
-        status=rt.need(x_status, path, "status"),
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_PlanEntryPriority(v: Any, path: str, cx: rt.Ctx) -> str:
-    return rt.d_str(v, path, cx)
-
-
-def d_PlanEntryStatus(v: Any, path: str, cx: rt.Ctx) -> str:
-    return rt.d_str(v, path, cx)
-
-
-def d_PlanItems(v: Any, path: str, cx: rt.Ctx) -> t.PlanItems:
-    return f_PlanItems(rt.expect_object(v, path, "PlanItems").members, path, cx, t.PlanItems)
-
-
-def f_PlanItems(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PlanItems]) -> t.PlanItems:
-    x_plan_id: Any = MISSING
-    x_entries: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "planId":
-            seen = rt.once(seen, 1, path, key)
-            x_plan_id = rt.d_str(val, path + ".planId", cx)
-        elif key == "entries":
-            seen = rt.once(seen, 2, path, key)
-            x_entries = rt.items(cx, val, path + ".entries", d_PlanEntry, False, False)
-            if x_entries is MISSING or x_entries is None:
-                x_entries = []
-        elif key == "_meta":
-            seen = rt.once(seen, 4, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        plan_id=rt.need(x_plan_id, path, "planId"),
-        entries=rt.need(x_entries, path, "entries"),
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_PlanFile(v: Any, path: str, cx: rt.Ctx) -> t.PlanFile:
-    return f_PlanFile(rt.expect_object(v, path, "PlanFile").members, path, cx, t.PlanFile)
 
 
 def f_PlanFile(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PlanFile]) -> t.PlanFile:
@@ -3907,8 +1309,7 @@ def f_PlanFile(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PlanFile]
     )
 
 
-def d_PlanMarkdown(v: Any, path: str, cx: rt.Ctx) -> t.PlanMarkdown:
-    return f_PlanMarkdown(rt.expect_object(v, path, "PlanMarkdown").members, path, cx, t.PlanMarkdown)
+d_PlanFile: Final = rt.struct_decoder(f_PlanFile, "PlanFile", t.PlanFile)
 
 
 def f_PlanMarkdown(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PlanMarkdown]) -> t.PlanMarkdown:
@@ -3933,8 +1334,7 @@ def f_PlanMarkdown(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PlanM
     )
 
 
-def d_PlanUpdate(v: Any, path: str, cx: rt.Ctx) -> t.PlanUpdate:
-    return f_PlanUpdate(rt.expect_object(v, path, "PlanUpdate").members, path, cx, t.PlanUpdate)
+d_PlanMarkdown: Final = rt.struct_decoder(f_PlanMarkdown, "PlanMarkdown", t.PlanMarkdown)
 
 
 def f_PlanUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PlanUpdate]) -> t.PlanUpdate:
@@ -3951,8 +1351,7 @@ def f_PlanUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PlanUpd
     return cls(plan=rt.need(x_plan, path, "plan"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_PlanRemoved(v: Any, path: str, cx: rt.Ctx) -> t.PlanRemoved:
-    return f_PlanRemoved(rt.expect_object(v, path, "PlanRemoved").members, path, cx, t.PlanRemoved)
+d_PlanUpdate: Final = rt.struct_decoder(f_PlanUpdate, "PlanUpdate", t.PlanUpdate)
 
 
 def f_PlanRemoved(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PlanRemoved]) -> t.PlanRemoved:
@@ -3969,256 +1368,7 @@ def f_PlanRemoved(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PlanRe
     return cls(plan_id=rt.need(x_plan_id, path, "planId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_AvailableCommandsUpdate(v: Any, path: str, cx: rt.Ctx) -> t.AvailableCommandsUpdate:
-    return f_AvailableCommandsUpdate(
-        rt.expect_object(v, path, "AvailableCommandsUpdate").members, path, cx, t.AvailableCommandsUpdate
-    )
-
-
-def f_AvailableCommandsUpdate(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.AvailableCommandsUpdate]
-) -> t.AvailableCommandsUpdate:
-    x_available_commands: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "availableCommands":
-            seen = rt.once(seen, 1, path, key)
-            x_available_commands = rt.items(cx, val, path + ".availableCommands", d_AvailableCommand, False, False)
-            if x_available_commands is MISSING or x_available_commands is None:
-                x_available_commands = []
-        elif key == "_meta":
-            seen = rt.once(seen, 2, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        available_commands=rt.need(x_available_commands, path, "availableCommands"),
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_ConfigOptionUpdate(v: Any, path: str, cx: rt.Ctx) -> t.ConfigOptionUpdate:
-    return f_ConfigOptionUpdate(rt.expect_object(v, path, "ConfigOptionUpdate").members, path, cx, t.ConfigOptionUpdate)
-
-
-def f_ConfigOptionUpdate(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ConfigOptionUpdate]
-) -> t.ConfigOptionUpdate:
-    x_config_options: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "configOptions":
-            seen = rt.once(seen, 1, path, key)
-            x_config_options = rt.items(cx, val, path + ".configOptions", d_SessionConfigOption, False, False)
-            if x_config_options is MISSING or x_config_options is None:
-                x_config_options = []
-        elif key == "_meta":
-            seen = rt.once(seen, 2, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        config_options=rt.need(x_config_options, path, "configOptions"), meta=UNSET if x_meta is MISSING else x_meta
-    )
-
-
-def d_SessionInfoUpdate(v: Any, path: str, cx: rt.Ctx) -> t.SessionInfoUpdate:
-    return f_SessionInfoUpdate(rt.expect_object(v, path, "SessionInfoUpdate").members, path, cx, t.SessionInfoUpdate)
-
-
-def f_SessionInfoUpdate(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.SessionInfoUpdate]
-) -> t.SessionInfoUpdate:
-    x_title: Any = MISSING
-    x_updated_at: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "title":
-            seen = rt.once(seen, 1, path, key)
-            x_title = rt.lenient(cx, val, path + ".title", rt.d_str, True)
-        elif key == "updatedAt":
-            seen = rt.once(seen, 2, path, key)
-            x_updated_at = rt.lenient(cx, val, path + ".updatedAt", rt.d_str, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 4, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        title=UNSET if x_title is MISSING else x_title,
-        updated_at=UNSET if x_updated_at is MISSING else x_updated_at,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_Cost(v: Any, path: str, cx: rt.Ctx) -> t.Cost:
-    return f_Cost(rt.expect_object(v, path, "Cost").members, path, cx, t.Cost)
-
-
-def f_Cost(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Cost]) -> t.Cost:
-    x_amount: Any = MISSING
-    x_currency: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "amount":
-            seen = rt.once(seen, 1, path, key)
-            x_amount = rt.d_f64(val, path + ".amount", cx)
-        elif key == "currency":
-            seen = rt.once(seen, 2, path, key)
-            x_currency = rt.d_str(val, path + ".currency", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 4, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        amount=rt.need(x_amount, path, "amount"),
-        currency=rt.need(x_currency, path, "currency"),
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_UsageUpdate(v: Any, path: str, cx: rt.Ctx) -> t.UsageUpdate:
-    return f_UsageUpdate(rt.expect_object(v, path, "UsageUpdate").members, path, cx, t.UsageUpdate)
-
-
-def f_UsageUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.UsageUpdate]) -> t.UsageUpdate:
-    x_used: Any = MISSING
-    x_size: Any = MISSING
-    x_cost: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "used":
-            seen = rt.once(seen, 1, path, key)
-            x_used = rt.d_u64(val, path + ".used", cx)
-        elif key == "size":
-            seen = rt.once(seen, 2, path, key)
-            x_size = rt.d_u64(val, path + ".size", cx)
-        elif key == "cost":
-            seen = rt.once(seen, 4, path, key)
-            x_cost = rt.lenient(cx, val, path + ".cost", d_Cost, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 8, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        used=rt.need(x_used, path, "used"),
-        size=rt.need(x_size, path, "size"),
-        cost=UNSET if x_cost is MISSING else x_cost,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_NoticeSeverity(v: Any, path: str, cx: rt.Ctx) -> str:
-    return rt.d_str(v, path, cx)
-
-
-def d_Notice(v: Any, path: str, cx: rt.Ctx) -> t.Notice:
-    return f_Notice(rt.expect_object(v, path, "Notice").members, path, cx, t.Notice)
-
-
-def f_Notice(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Notice]) -> t.Notice:
-    x_severity: Any = MISSING
-    x_title: Any = MISSING
-    x_description: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "severity":
-            seen = rt.once(seen, 1, path, key)
-            x_severity = d_NoticeSeverity(val, path + ".severity", cx)
-        elif key == "title":
-            seen = rt.once(seen, 2, path, key)
-            x_title = rt.d_str(val, path + ".title", cx)
-        elif key == "description":
-            seen = rt.once(seen, 4, path, key)
-            x_description = rt.lenient(cx, val, path + ".description", rt.d_str, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 8, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    if x_severity is MISSING:
-        raise rt.missing(path, "severity")
-    if x_title is MISSING:
-        raise rt.missing(path, "title")
-    rt.min_length(path + ".title", x_title, 1)
-    return cls(
-        severity=x_severity,
-        title=x_title,
-        description=UNSET if x_description is MISSING else x_description,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_CompactionStatus(v: Any, path: str, cx: rt.Ctx) -> str:
-    return rt.d_str(v, path, cx)
-
-
-def d_CompactionUpdate(v: Any, path: str, cx: rt.Ctx) -> t.CompactionUpdate:
-    return f_CompactionUpdate(rt.expect_object(v, path, "CompactionUpdate").members, path, cx, t.CompactionUpdate)
-
-
-def f_CompactionUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.CompactionUpdate]) -> t.CompactionUpdate:
-    x_compaction_id: Any = MISSING
-    x_status: Any = MISSING
-    x_summary: Any = MISSING
-    x_error: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "compactionId":
-            seen = rt.once(seen, 1, path, key)
-            x_compaction_id = rt.d_str(val, path + ".compactionId", cx)
-        elif key == "status":
-            seen = rt.once(seen, 2, path, key)
-            x_status = d_CompactionStatus(val, path + ".status", cx)
-        elif key == "summary":
-            seen = rt.once(seen, 4, path, key)
-            x_summary = rt.items(cx, val, path + ".summary", d_ContentBlock, True, True)
-        elif key == "error":
-            seen = rt.once(seen, 8, path, key)
-            x_error = rt.lenient(cx, val, path + ".error", rt.d_str, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 16, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        compaction_id=rt.need(x_compaction_id, path, "compactionId"),
-        status=rt.need(x_status, path, "status"),
-        summary=UNSET if x_summary is MISSING else x_summary,
-        error=UNSET if x_error is MISSING else x_error,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_CompactionSummaryChunk(v: Any, path: str, cx: rt.Ctx) -> t.CompactionSummaryChunk:
-    return f_CompactionSummaryChunk(
-        rt.expect_object(v, path, "CompactionSummaryChunk").members, path, cx, t.CompactionSummaryChunk
-    )
-
-
-def f_CompactionSummaryChunk(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.CompactionSummaryChunk]
-) -> t.CompactionSummaryChunk:
-    x_compaction_id: Any = MISSING
-    x_content: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "compactionId":
-            seen = rt.once(seen, 1, path, key)
-            x_compaction_id = rt.d_str(val, path + ".compactionId", cx)
-        elif key == "content":
-            seen = rt.once(seen, 2, path, key)
-            x_content = d_ContentBlock(val, path + ".content", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 4, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        compaction_id=rt.need(x_compaction_id, path, "compactionId"),
-        content=rt.need(x_content, path, "content"),
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_SubagentSessionCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.SubagentSessionCapabilities:
-    return f_SubagentSessionCapabilities(
-        rt.expect_object(v, path, "SubagentSessionCapabilities").members, path, cx, t.SubagentSessionCapabilities
-    )
+d_PlanRemoved: Final = rt.struct_decoder(f_PlanRemoved, "PlanRemoved", t.PlanRemoved)
 
 
 def f_SubagentSessionCapabilities(
@@ -4237,10 +1387,9 @@ def f_SubagentSessionCapabilities(
     return cls(cancel=UNSET if x_cancel is MISSING else x_cancel, meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_SessionCancelCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.SessionCancelCapabilities:
-    return f_SessionCancelCapabilities(
-        rt.expect_object(v, path, "SessionCancelCapabilities").members, path, cx, t.SessionCancelCapabilities
-    )
+d_SubagentSessionCapabilities: Final = rt.struct_decoder(
+    f_SubagentSessionCapabilities, "SubagentSessionCapabilities", t.SubagentSessionCapabilities
+)
 
 
 def f_SessionCancelCapabilities(
@@ -4255,8 +1404,9 @@ def f_SessionCancelCapabilities(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_SubagentUpdate(v: Any, path: str, cx: rt.Ctx) -> t.SubagentUpdate:
-    return f_SubagentUpdate(rt.expect_object(v, path, "SubagentUpdate").members, path, cx, t.SubagentUpdate)
+d_SessionCancelCapabilities: Final = rt.struct_decoder(
+    f_SessionCancelCapabilities, "SessionCancelCapabilities", t.SessionCancelCapabilities
+)
 
 
 def f_SubagentUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.SubagentUpdate]) -> t.SubagentUpdate:
@@ -4290,7 +1440,7 @@ def f_SubagentUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Sub
             x_cwd = None if val is None else rt.d_str(val, path + ".cwd", cx)
         elif key == "additionalDirectories":
             seen = rt.once(seen, 64, path, key)
-            x_additional_directories = None if val is None else _list_8(val, path + ".additionalDirectories", cx)
+            x_additional_directories = None if val is None else _list_string(val, path + ".additionalDirectories", cx)
         elif key == "_meta":
             seen = rt.once(seen, 128, path, key)
             x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
@@ -4306,8 +1456,7 @@ def f_SubagentUpdate(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Sub
     )
 
 
-def d_SessionMessage(v: Any, path: str, cx: rt.Ctx) -> t.SessionMessage:
-    return f_SessionMessage(rt.expect_object(v, path, "SessionMessage").members, path, cx, t.SessionMessage)
+d_SubagentUpdate: Final = rt.struct_decoder(f_SubagentUpdate, "SubagentUpdate", t.SubagentUpdate)
 
 
 def f_SessionMessage(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.SessionMessage]) -> t.SessionMessage:
@@ -4352,10 +1501,7 @@ def f_SessionMessage(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Ses
     )
 
 
-def d_SessionMessageChunk(v: Any, path: str, cx: rt.Ctx) -> t.SessionMessageChunk:
-    return f_SessionMessageChunk(
-        rt.expect_object(v, path, "SessionMessageChunk").members, path, cx, t.SessionMessageChunk
-    )
+d_SessionMessage: Final = rt.struct_decoder(f_SessionMessage, "SessionMessage", t.SessionMessage)
 
 
 def f_SessionMessageChunk(
@@ -4382,37 +1528,7 @@ def f_SessionMessageChunk(
     )
 
 
-def d_CompleteElicitationNotification(v: Any, path: str, cx: rt.Ctx) -> t.CompleteElicitationNotification:
-    return f_CompleteElicitationNotification(
-        rt.expect_object(v, path, "CompleteElicitationNotification").members,
-        path,
-        cx,
-        t.CompleteElicitationNotification,
-    )
-
-
-def f_CompleteElicitationNotification(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.CompleteElicitationNotification]
-) -> t.CompleteElicitationNotification:
-    x_elicitation_id: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "elicitationId":
-            seen = rt.once(seen, 1, path, key)
-            x_elicitation_id = rt.d_str(val, path + ".elicitationId", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 2, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        elicitation_id=rt.need(x_elicitation_id, path, "elicitationId"), meta=UNSET if x_meta is MISSING else x_meta
-    )
-
-
-def d_AuthStatusUpdateNotification(v: Any, path: str, cx: rt.Ctx) -> t.AuthStatusUpdateNotification:
-    return f_AuthStatusUpdateNotification(
-        rt.expect_object(v, path, "AuthStatusUpdateNotification").members, path, cx, t.AuthStatusUpdateNotification
-    )
+d_SessionMessageChunk: Final = rt.struct_decoder(f_SessionMessageChunk, "SessionMessageChunk", t.SessionMessageChunk)
 
 
 def f_AuthStatusUpdateNotification(
@@ -4439,195 +1555,9 @@ def f_AuthStatusUpdateNotification(
     )
 
 
-def d_InitializeRequest(v: Any, path: str, cx: rt.Ctx) -> t.InitializeRequest:
-    return f_InitializeRequest(rt.expect_object(v, path, "InitializeRequest").members, path, cx, t.InitializeRequest)
-
-
-def f_InitializeRequest(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.InitializeRequest]
-) -> t.InitializeRequest:
-    x_protocol_version: Any = MISSING
-    x_info: Any = MISSING
-    x_capabilities: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "protocolVersion":
-            seen = rt.once(seen, 1, path, key)
-            x_protocol_version = rt.d_u16(val, path + ".protocolVersion", cx)
-        elif key == "info":
-            seen = rt.once(seen, 2, path, key)
-            x_info = d_Implementation(val, path + ".info", cx)
-        elif key == "capabilities":
-            seen = rt.once(seen, 4, path, key)
-            x_capabilities = rt.lenient(cx, val, path + ".capabilities", d_ClientCapabilities)
-        elif key == "_meta":
-            seen = rt.once(seen, 8, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        protocol_version=rt.need(x_protocol_version, path, "protocolVersion"),
-        info=rt.need(x_info, path, "info"),
-        capabilities=t.ClientCapabilities() if x_capabilities is MISSING else x_capabilities,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_ClientCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.ClientCapabilities:
-    return f_ClientCapabilities(rt.expect_object(v, path, "ClientCapabilities").members, path, cx, t.ClientCapabilities)
-
-
-def f_ClientCapabilities(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ClientCapabilities]
-) -> t.ClientCapabilities:
-    x_auth: Any = MISSING
-    x_elicitation: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "auth":
-            seen = rt.once(seen, 1, path, key)
-            x_auth = rt.lenient(cx, val, path + ".auth", d_ClientAuthCapabilities, True)
-        elif key == "elicitation":
-            seen = rt.once(seen, 2, path, key)
-            x_elicitation = rt.lenient(cx, val, path + ".elicitation", d_ElicitationCapabilities, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 4, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        auth=UNSET if x_auth is MISSING else x_auth,
-        elicitation=UNSET if x_elicitation is MISSING else x_elicitation,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_ClientAuthCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.ClientAuthCapabilities:
-    return f_ClientAuthCapabilities(
-        rt.expect_object(v, path, "ClientAuthCapabilities").members, path, cx, t.ClientAuthCapabilities
-    )
-
-
-def f_ClientAuthCapabilities(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ClientAuthCapabilities]
-) -> t.ClientAuthCapabilities:
-    x_terminal: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "terminal":
-            seen = rt.once(seen, 1, path, key)
-            x_terminal = rt.lenient(cx, val, path + ".terminal", d_TerminalAuthCapabilities, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 2, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(terminal=UNSET if x_terminal is MISSING else x_terminal, meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_TerminalAuthCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.TerminalAuthCapabilities:
-    return f_TerminalAuthCapabilities(
-        rt.expect_object(v, path, "TerminalAuthCapabilities").members, path, cx, t.TerminalAuthCapabilities
-    )
-
-
-def f_TerminalAuthCapabilities(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.TerminalAuthCapabilities]
-) -> t.TerminalAuthCapabilities:
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "_meta":
-            seen = rt.once(seen, 1, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_ElicitationCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationCapabilities:
-    return f_ElicitationCapabilities(
-        rt.expect_object(v, path, "ElicitationCapabilities").members, path, cx, t.ElicitationCapabilities
-    )
-
-
-def f_ElicitationCapabilities(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ElicitationCapabilities]
-) -> t.ElicitationCapabilities:
-    x_form: Any = MISSING
-    x_url: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "form":
-            seen = rt.once(seen, 1, path, key)
-            x_form = rt.lenient(cx, val, path + ".form", d_ElicitationFormCapabilities, True)
-        elif key == "url":
-            seen = rt.once(seen, 2, path, key)
-            x_url = rt.lenient(cx, val, path + ".url", d_ElicitationUrlCapabilities, True)
-        elif key == "_meta":
-            seen = rt.once(seen, 4, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        form=UNSET if x_form is MISSING else x_form,
-        url=UNSET if x_url is MISSING else x_url,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_ElicitationFormCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationFormCapabilities:
-    return f_ElicitationFormCapabilities(
-        rt.expect_object(v, path, "ElicitationFormCapabilities").members, path, cx, t.ElicitationFormCapabilities
-    )
-
-
-def f_ElicitationFormCapabilities(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ElicitationFormCapabilities]
-) -> t.ElicitationFormCapabilities:
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "_meta":
-            seen = rt.once(seen, 1, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_ElicitationUrlCapabilities(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationUrlCapabilities:
-    return f_ElicitationUrlCapabilities(
-        rt.expect_object(v, path, "ElicitationUrlCapabilities").members, path, cx, t.ElicitationUrlCapabilities
-    )
-
-
-def f_ElicitationUrlCapabilities(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ElicitationUrlCapabilities]
-) -> t.ElicitationUrlCapabilities:
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "_meta":
-            seen = rt.once(seen, 1, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_LoginAuthRequest(v: Any, path: str, cx: rt.Ctx) -> t.LoginAuthRequest:
-    return f_LoginAuthRequest(rt.expect_object(v, path, "LoginAuthRequest").members, path, cx, t.LoginAuthRequest)
-
-
-def f_LoginAuthRequest(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.LoginAuthRequest]) -> t.LoginAuthRequest:
-    x_method_id: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "methodId":
-            seen = rt.once(seen, 1, path, key)
-            x_method_id = rt.d_str(val, path + ".methodId", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 2, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(method_id=rt.need(x_method_id, path, "methodId"), meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_ListProvidersRequest(v: Any, path: str, cx: rt.Ctx) -> t.ListProvidersRequest:
-    return f_ListProvidersRequest(
-        rt.expect_object(v, path, "ListProvidersRequest").members, path, cx, t.ListProvidersRequest
-    )
+d_AuthStatusUpdateNotification: Final = rt.struct_decoder(
+    f_AuthStatusUpdateNotification, "AuthStatusUpdateNotification", t.AuthStatusUpdateNotification
+)
 
 
 def f_ListProvidersRequest(
@@ -4642,8 +1572,9 @@ def f_ListProvidersRequest(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_SetProviderRequest(v: Any, path: str, cx: rt.Ctx) -> t.SetProviderRequest:
-    return f_SetProviderRequest(rt.expect_object(v, path, "SetProviderRequest").members, path, cx, t.SetProviderRequest)
+d_ListProvidersRequest: Final = rt.struct_decoder(
+    f_ListProvidersRequest, "ListProvidersRequest", t.ListProvidersRequest
+)
 
 
 def f_SetProviderRequest(
@@ -4667,7 +1598,7 @@ def f_SetProviderRequest(
             x_base_url = rt.d_str(val, path + ".baseUrl", cx)
         elif key == "headers":
             seen = rt.once(seen, 8, path, key)
-            x_headers = _map_11(val, path + ".headers", cx)
+            x_headers = _map_string(val, path + ".headers", cx)
         elif key == "_meta":
             seen = rt.once(seen, 16, path, key)
             x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
@@ -4680,10 +1611,7 @@ def f_SetProviderRequest(
     )
 
 
-def d_DisableProviderRequest(v: Any, path: str, cx: rt.Ctx) -> t.DisableProviderRequest:
-    return f_DisableProviderRequest(
-        rt.expect_object(v, path, "DisableProviderRequest").members, path, cx, t.DisableProviderRequest
-    )
+d_SetProviderRequest: Final = rt.struct_decoder(f_SetProviderRequest, "SetProviderRequest", t.SetProviderRequest)
 
 
 def f_DisableProviderRequest(
@@ -4702,24 +1630,9 @@ def f_DisableProviderRequest(
     return cls(provider_id=rt.need(x_provider_id, path, "providerId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_LogoutAuthRequest(v: Any, path: str, cx: rt.Ctx) -> t.LogoutAuthRequest:
-    return f_LogoutAuthRequest(rt.expect_object(v, path, "LogoutAuthRequest").members, path, cx, t.LogoutAuthRequest)
-
-
-def f_LogoutAuthRequest(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.LogoutAuthRequest]
-) -> t.LogoutAuthRequest:
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "_meta":
-            seen = rt.once(seen, 1, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_AuthStatusRequest(v: Any, path: str, cx: rt.Ctx) -> t.AuthStatusRequest:
-    return f_AuthStatusRequest(rt.expect_object(v, path, "AuthStatusRequest").members, path, cx, t.AuthStatusRequest)
+d_DisableProviderRequest: Final = rt.struct_decoder(
+    f_DisableProviderRequest, "DisableProviderRequest", t.DisableProviderRequest
+)
 
 
 def f_AuthStatusRequest(
@@ -4734,8 +1647,7 @@ def f_AuthStatusRequest(
     return cls(meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_NewSessionRequest(v: Any, path: str, cx: rt.Ctx) -> t.NewSessionRequest:
-    return f_NewSessionRequest(rt.expect_object(v, path, "NewSessionRequest").members, path, cx, t.NewSessionRequest)
+d_AuthStatusRequest: Final = rt.struct_decoder(f_AuthStatusRequest, "AuthStatusRequest", t.AuthStatusRequest)
 
 
 def f_NewSessionRequest(
@@ -4753,10 +1665,10 @@ def f_NewSessionRequest(
             x_cwd = rt.d_str(val, path + ".cwd", cx)
         elif key == "additionalDirectories":
             seen = rt.once(seen, 2, path, key)
-            x_additional_directories = rt.default_on_null(cx, val, path + ".additionalDirectories", _list_8)
+            x_additional_directories = rt.default_on_null(cx, val, path + ".additionalDirectories", _list_string)
         elif key == "mcpServers":
             seen = rt.once(seen, 4, path, key)
-            x_mcp_servers = rt.default_on_null(cx, val, path + ".mcpServers", _list_12)
+            x_mcp_servers = rt.default_on_null(cx, val, path + ".mcpServers", _list_McpServer)
         elif key == "systemPrompt":
             seen = rt.once(seen, 8, path, key)
             x_system_prompt = None if val is None else d_SystemPrompt(val, path + ".systemPrompt", cx)
@@ -4772,6 +1684,9 @@ def f_NewSessionRequest(
     )
 
 
+d_NewSessionRequest: Final = rt.struct_decoder(f_NewSessionRequest, "NewSessionRequest", t.NewSessionRequest)
+
+
 def d_McpServer(v: Any, path: str, cx: rt.Ctx) -> Any:
     obj = rt.expect_object(v, path, "McpServer")
     tag, rest = rt.split_tag(obj, "type", path)
@@ -4784,67 +1699,6 @@ def d_McpServer(v: Any, path: str, cx: rt.Ctx) -> Any:
     if tag is None:
         raise rt.missing(path, "type")
     return rt.unknown(cx, obj, "type", tag)
-
-
-def d_HttpHeader(v: Any, path: str, cx: rt.Ctx) -> t.HttpHeader:
-    return f_HttpHeader(rt.expect_object(v, path, "HttpHeader").members, path, cx, t.HttpHeader)
-
-
-def f_HttpHeader(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.HttpHeader]) -> t.HttpHeader:
-    x_name: Any = MISSING
-    x_value: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "name":
-            seen = rt.once(seen, 1, path, key)
-            x_name = rt.d_str(val, path + ".name", cx)
-        elif key == "value":
-            seen = rt.once(seen, 2, path, key)
-            x_value = rt.d_str(val, path + ".value", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 4, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        name=rt.need(x_name, path, "name"),
-        value=rt.need(x_value, path, "value"),
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_McpServerHttp(v: Any, path: str, cx: rt.Ctx) -> t.McpServerHttp:
-    return f_McpServerHttp(rt.expect_object(v, path, "McpServerHttp").members, path, cx, t.McpServerHttp)
-
-
-def f_McpServerHttp(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.McpServerHttp]) -> t.McpServerHttp:
-    x_name: Any = MISSING
-    x_url: Any = MISSING
-    x_headers: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "name":
-            seen = rt.once(seen, 1, path, key)
-            x_name = rt.d_str(val, path + ".name", cx)
-        elif key == "url":
-            seen = rt.once(seen, 2, path, key)
-            x_url = rt.d_str(val, path + ".url", cx)
-        elif key == "headers":
-            seen = rt.once(seen, 4, path, key)
-            x_headers = rt.default_on_null(cx, val, path + ".headers", _list_13)
-        elif key == "_meta":
-            seen = rt.once(seen, 8, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        name=rt.need(x_name, path, "name"),
-        url=rt.need(x_url, path, "url"),
-        headers=UNSET if x_headers is MISSING else x_headers,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_McpServerAcp(v: Any, path: str, cx: rt.Ctx) -> t.McpServerAcp:
-    return f_McpServerAcp(rt.expect_object(v, path, "McpServerAcp").members, path, cx, t.McpServerAcp)
 
 
 def f_McpServerAcp(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.McpServerAcp]) -> t.McpServerAcp:
@@ -4869,44 +1723,7 @@ def f_McpServerAcp(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.McpSe
     )
 
 
-def d_McpServerStdio(v: Any, path: str, cx: rt.Ctx) -> t.McpServerStdio:
-    return f_McpServerStdio(rt.expect_object(v, path, "McpServerStdio").members, path, cx, t.McpServerStdio)
-
-
-def f_McpServerStdio(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.McpServerStdio]) -> t.McpServerStdio:
-    x_name: Any = MISSING
-    x_command: Any = MISSING
-    x_args: Any = MISSING
-    x_env: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "name":
-            seen = rt.once(seen, 1, path, key)
-            x_name = rt.d_str(val, path + ".name", cx)
-        elif key == "command":
-            seen = rt.once(seen, 2, path, key)
-            x_command = rt.d_str(val, path + ".command", cx)
-        elif key == "args":
-            seen = rt.once(seen, 4, path, key)
-            x_args = rt.default_on_null(cx, val, path + ".args", _list_2)
-        elif key == "env":
-            seen = rt.once(seen, 8, path, key)
-            x_env = rt.default_on_null(cx, val, path + ".env", _list_4)
-        elif key == "_meta":
-            seen = rt.once(seen, 16, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        name=rt.need(x_name, path, "name"),
-        command=rt.need(x_command, path, "command"),
-        args=UNSET if x_args is MISSING else x_args,
-        env=UNSET if x_env is MISSING else x_env,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_SystemPrompt(v: Any, path: str, cx: rt.Ctx) -> t.SystemPrompt:
-    return f_SystemPrompt(rt.expect_object(v, path, "SystemPrompt").members, path, cx, t.SystemPrompt)
+d_McpServerAcp: Final = rt.struct_decoder(f_McpServerAcp, "McpServerAcp", t.McpServerAcp)
 
 
 def f_SystemPrompt(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.SystemPrompt]) -> t.SystemPrompt:
@@ -4920,7 +1737,7 @@ def f_SystemPrompt(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Syste
             x_mode = d_SystemPromptMode(val, path + ".mode", cx)
         elif key == "content":
             seen = rt.once(seen, 2, path, key)
-            x_content = _list_14(val, path + ".content", cx)
+            x_content = _list_ContentBlock(val, path + ".content", cx)
         elif key == "_meta":
             seen = rt.once(seen, 4, path, key)
             x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
@@ -4931,14 +1748,7 @@ def f_SystemPrompt(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.Syste
     )
 
 
-def d_SystemPromptMode(v: Any, path: str, cx: rt.Ctx) -> str:
-    return rt.d_str(v, path, cx)
-
-
-def d_ListSessionsRequest(v: Any, path: str, cx: rt.Ctx) -> t.ListSessionsRequest:
-    return f_ListSessionsRequest(
-        rt.expect_object(v, path, "ListSessionsRequest").members, path, cx, t.ListSessionsRequest
-    )
+d_SystemPrompt: Final = rt.struct_decoder(f_SystemPrompt, "SystemPrompt", t.SystemPrompt)
 
 
 def f_ListSessionsRequest(
@@ -4970,34 +1780,7 @@ def f_ListSessionsRequest(
     )
 
 
-def d_SessionArchiveFilter(v: Any, path: str, cx: rt.Ctx) -> str:
-    return rt.d_str(v, path, cx)
-
-
-def d_DeleteSessionRequest(v: Any, path: str, cx: rt.Ctx) -> t.DeleteSessionRequest:
-    return f_DeleteSessionRequest(
-        rt.expect_object(v, path, "DeleteSessionRequest").members, path, cx, t.DeleteSessionRequest
-    )
-
-
-def f_DeleteSessionRequest(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.DeleteSessionRequest]
-) -> t.DeleteSessionRequest:
-    x_session_id: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "sessionId":
-            seen = rt.once(seen, 1, path, key)
-            x_session_id = rt.d_str(val, path + ".sessionId", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 2, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(session_id=rt.need(x_session_id, path, "sessionId"), meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_ForkSessionRequest(v: Any, path: str, cx: rt.Ctx) -> t.ForkSessionRequest:
-    return f_ForkSessionRequest(rt.expect_object(v, path, "ForkSessionRequest").members, path, cx, t.ForkSessionRequest)
+d_ListSessionsRequest: Final = rt.struct_decoder(f_ListSessionsRequest, "ListSessionsRequest", t.ListSessionsRequest)
 
 
 def f_ForkSessionRequest(
@@ -5019,10 +1802,10 @@ def f_ForkSessionRequest(
             x_cwd = rt.d_str(val, path + ".cwd", cx)
         elif key == "additionalDirectories":
             seen = rt.once(seen, 4, path, key)
-            x_additional_directories = rt.default_on_null(cx, val, path + ".additionalDirectories", _list_8)
+            x_additional_directories = rt.default_on_null(cx, val, path + ".additionalDirectories", _list_string)
         elif key == "mcpServers":
             seen = rt.once(seen, 8, path, key)
-            x_mcp_servers = rt.default_on_null(cx, val, path + ".mcpServers", _list_12)
+            x_mcp_servers = rt.default_on_null(cx, val, path + ".mcpServers", _list_McpServer)
         elif key == "systemPrompt":
             seen = rt.once(seen, 16, path, key)
             x_system_prompt = None if val is None else d_SystemPrompt(val, path + ".systemPrompt", cx)
@@ -5039,10 +1822,7 @@ def f_ForkSessionRequest(
     )
 
 
-def d_ArchiveSessionRequest(v: Any, path: str, cx: rt.Ctx) -> t.ArchiveSessionRequest:
-    return f_ArchiveSessionRequest(
-        rt.expect_object(v, path, "ArchiveSessionRequest").members, path, cx, t.ArchiveSessionRequest
-    )
+d_ForkSessionRequest: Final = rt.struct_decoder(f_ForkSessionRequest, "ForkSessionRequest", t.ForkSessionRequest)
 
 
 def f_ArchiveSessionRequest(
@@ -5061,10 +1841,9 @@ def f_ArchiveSessionRequest(
     return cls(session_id=rt.need(x_session_id, path, "sessionId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_UnarchiveSessionRequest(v: Any, path: str, cx: rt.Ctx) -> t.UnarchiveSessionRequest:
-    return f_UnarchiveSessionRequest(
-        rt.expect_object(v, path, "UnarchiveSessionRequest").members, path, cx, t.UnarchiveSessionRequest
-    )
+d_ArchiveSessionRequest: Final = rt.struct_decoder(
+    f_ArchiveSessionRequest, "ArchiveSessionRequest", t.ArchiveSessionRequest
+)
 
 
 def f_UnarchiveSessionRequest(
@@ -5083,10 +1862,9 @@ def f_UnarchiveSessionRequest(
     return cls(session_id=rt.need(x_session_id, path, "sessionId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_SessionStatusRequest(v: Any, path: str, cx: rt.Ctx) -> t.SessionStatusRequest:
-    return f_SessionStatusRequest(
-        rt.expect_object(v, path, "SessionStatusRequest").members, path, cx, t.SessionStatusRequest
-    )
+d_UnarchiveSessionRequest: Final = rt.struct_decoder(
+    f_UnarchiveSessionRequest, "UnarchiveSessionRequest", t.UnarchiveSessionRequest
+)
 
 
 def f_SessionStatusRequest(
@@ -5105,10 +1883,9 @@ def f_SessionStatusRequest(
     return cls(session_id=rt.need(x_session_id, path, "sessionId"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_SetSessionTitleRequest(v: Any, path: str, cx: rt.Ctx) -> t.SetSessionTitleRequest:
-    return f_SetSessionTitleRequest(
-        rt.expect_object(v, path, "SetSessionTitleRequest").members, path, cx, t.SetSessionTitleRequest
-    )
+d_SessionStatusRequest: Final = rt.struct_decoder(
+    f_SessionStatusRequest, "SessionStatusRequest", t.SessionStatusRequest
+)
 
 
 def f_SetSessionTitleRequest(
@@ -5135,10 +1912,9 @@ def f_SetSessionTitleRequest(
     )
 
 
-def d_ResumeSessionRequest(v: Any, path: str, cx: rt.Ctx) -> t.ResumeSessionRequest:
-    return f_ResumeSessionRequest(
-        rt.expect_object(v, path, "ResumeSessionRequest").members, path, cx, t.ResumeSessionRequest
-    )
+d_SetSessionTitleRequest: Final = rt.struct_decoder(
+    f_SetSessionTitleRequest, "SetSessionTitleRequest", t.SetSessionTitleRequest
+)
 
 
 def f_ResumeSessionRequest(
@@ -5161,10 +1937,10 @@ def f_ResumeSessionRequest(
             x_cwd = rt.d_str(val, path + ".cwd", cx)
         elif key == "additionalDirectories":
             seen = rt.once(seen, 4, path, key)
-            x_additional_directories = rt.default_on_null(cx, val, path + ".additionalDirectories", _list_8)
+            x_additional_directories = rt.default_on_null(cx, val, path + ".additionalDirectories", _list_string)
         elif key == "mcpServers":
             seen = rt.once(seen, 8, path, key)
-            x_mcp_servers = rt.default_on_null(cx, val, path + ".mcpServers", _list_12)
+            x_mcp_servers = rt.default_on_null(cx, val, path + ".mcpServers", _list_McpServer)
         elif key == "replayFrom":
             seen = rt.once(seen, 16, path, key)
             x_replay_from = None if val is None else d_ReplayFrom(val, path + ".replayFrom", cx)
@@ -5185,370 +1961,9 @@ def f_ResumeSessionRequest(
     )
 
 
-def d_ReplayFrom(v: Any, path: str, cx: rt.Ctx) -> Any:
-    obj = rt.expect_object(v, path, "ReplayFrom")
-    tag, rest = rt.split_tag(obj, "type", path)
-    if tag == "start":
-        return f_ReplayFromStart(rest, path, cx, t.ReplayFromStart)
-    if tag is None:
-        raise rt.missing(path, "type")
-    return rt.unknown(cx, obj, "type", tag)
-
-
-def d_ReplayFromStart(v: Any, path: str, cx: rt.Ctx) -> t.ReplayFromStart:
-    return f_ReplayFromStart(rt.expect_object(v, path, "ReplayFromStart").members, path, cx, t.ReplayFromStart)
-
-
-def f_ReplayFromStart(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ReplayFromStart]) -> t.ReplayFromStart:
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "_meta":
-            seen = rt.once(seen, 1, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_CloseSessionRequest(v: Any, path: str, cx: rt.Ctx) -> t.CloseSessionRequest:
-    return f_CloseSessionRequest(
-        rt.expect_object(v, path, "CloseSessionRequest").members, path, cx, t.CloseSessionRequest
-    )
-
-
-def f_CloseSessionRequest(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.CloseSessionRequest]
-) -> t.CloseSessionRequest:
-    x_session_id: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "sessionId":
-            seen = rt.once(seen, 1, path, key)
-            x_session_id = rt.d_str(val, path + ".sessionId", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 2, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(session_id=rt.need(x_session_id, path, "sessionId"), meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_CancelToolCallRequest(v: Any, path: str, cx: rt.Ctx) -> t.CancelToolCallRequest:
-    return f_CancelToolCallRequest(
-        rt.expect_object(v, path, "CancelToolCallRequest").members, path, cx, t.CancelToolCallRequest
-    )
-
-
-def f_CancelToolCallRequest(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.CancelToolCallRequest]
-) -> t.CancelToolCallRequest:
-    x_session_id: Any = MISSING
-    x_tool_call_id: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "sessionId":
-            seen = rt.once(seen, 1, path, key)
-            x_session_id = rt.d_str(val, path + ".sessionId", cx)
-        elif key == "toolCallId":
-            seen = rt.once(seen, 2, path, key)
-            x_tool_call_id = rt.d_str(val, path + ".toolCallId", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 4, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        session_id=rt.need(x_session_id, path, "sessionId"),
-        tool_call_id=rt.need(x_tool_call_id, path, "toolCallId"),
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_CancelTerminalRequest(v: Any, path: str, cx: rt.Ctx) -> t.CancelTerminalRequest:
-    return f_CancelTerminalRequest(
-        rt.expect_object(v, path, "CancelTerminalRequest").members, path, cx, t.CancelTerminalRequest
-    )
-
-
-def f_CancelTerminalRequest(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.CancelTerminalRequest]
-) -> t.CancelTerminalRequest:
-    x_session_id: Any = MISSING
-    x_terminal_id: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "sessionId":
-            seen = rt.once(seen, 1, path, key)
-            x_session_id = rt.d_str(val, path + ".sessionId", cx)
-        elif key == "terminalId":
-            seen = rt.once(seen, 2, path, key)
-            x_terminal_id = rt.d_str(val, path + ".terminalId", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 4, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        session_id=rt.need(x_session_id, path, "sessionId"),
-        terminal_id=rt.need(x_terminal_id, path, "terminalId"),
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_SetSessionConfigOptionRequestVariantId(v: Any, path: str, cx: rt.Ctx) -> t.SetSessionConfigOptionRequestVariantId:
-    return f_SetSessionConfigOptionRequestVariantId(
-        rt.expect_object(v, path, "SetSessionConfigOptionRequestVariantId").members,
-        path,
-        cx,
-        t.SetSessionConfigOptionRequestVariantId,
-    )
-
-
-def f_SetSessionConfigOptionRequestVariantId(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.SetSessionConfigOptionRequestVariantId]
-) -> t.SetSessionConfigOptionRequestVariantId:
-    x_value: Any = MISSING
-    seen = 0
-    for key, val, _s, _e in members:
-        if key == "value":
-            seen = rt.once(seen, 1, path, key)
-            x_value = rt.d_str(val, path + ".value", cx)
-    return cls(value=rt.need(x_value, path, "value"))
-
-
-def d_SetSessionConfigOptionRequestVariantBoolean(
-    v: Any, path: str, cx: rt.Ctx
-) -> t.SetSessionConfigOptionRequestVariantBoolean:
-    return f_SetSessionConfigOptionRequestVariantBoolean(
-        rt.expect_object(v, path, "SetSessionConfigOptionRequestVariantBoolean").members,
-        path,
-        cx,
-        t.SetSessionConfigOptionRequestVariantBoolean,
-    )
-
-
-def f_SetSessionConfigOptionRequestVariantBoolean(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.SetSessionConfigOptionRequestVariantBoolean]
-) -> t.SetSessionConfigOptionRequestVariantBoolean:
-    x_value: Any = MISSING
-    seen = 0
-    for key, val, _s, _e in members:
-        if key == "value":
-            seen = rt.once(seen, 1, path, key)
-            x_value = rt.d_bool(val, path + ".value", cx)
-    return cls(value=rt.need(x_value, path, "value"))
-
-
-def d_SetSessionConfigOptionRequestVariant(v: Any, path: str, cx: rt.Ctx) -> Any:
-    obj = rt.expect_object(v, path, "SetSessionConfigOptionRequestVariant")
-    tag, rest = rt.split_tag(obj, "type", path)
-    if tag == "id":
-        return f_SetSessionConfigOptionRequestVariantId(rest, path, cx, t.SetSessionConfigOptionRequestVariantId)
-    if tag == "boolean":
-        return f_SetSessionConfigOptionRequestVariantBoolean(
-            rest, path, cx, t.SetSessionConfigOptionRequestVariantBoolean
-        )
-    if tag is None:
-        raise rt.missing(path, "type")
-    return rt.unknown(cx, obj, "type", tag)
-
-
-def d_SetSessionConfigOptionRequest(v: Any, path: str, cx: rt.Ctx) -> t.SetSessionConfigOptionRequest:
-    obj = rt.expect_object(v, path, "SetSessionConfigOptionRequest")
-    x_session_id: Any = MISSING
-    x_config_id: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in obj.members:
-        if key == "sessionId":
-            seen = rt.once(seen, 1, path, key)
-            x_session_id = rt.d_str(val, path + ".sessionId", cx)
-        elif key == "configId":
-            seen = rt.once(seen, 2, path, key)
-            x_config_id = rt.d_str(val, path + ".configId", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 4, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    variant = d_SetSessionConfigOptionRequestVariant(obj, path, cx)
-    return t.SetSessionConfigOptionRequest(
-        session_id=rt.need(x_session_id, path, "sessionId"),
-        config_id=rt.need(x_config_id, path, "configId"),
-        meta=UNSET if x_meta is MISSING else x_meta,
-        variant=variant,
-    )
-
-
-def d_PromptRequest(v: Any, path: str, cx: rt.Ctx) -> t.PromptRequest:
-    return f_PromptRequest(rt.expect_object(v, path, "PromptRequest").members, path, cx, t.PromptRequest)
-
-
-def f_PromptRequest(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.PromptRequest]) -> t.PromptRequest:
-    x_session_id: Any = MISSING
-    x_prompt: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "sessionId":
-            seen = rt.once(seen, 1, path, key)
-            x_session_id = rt.d_str(val, path + ".sessionId", cx)
-        elif key == "prompt":
-            seen = rt.once(seen, 2, path, key)
-            x_prompt = _list_14(val, path + ".prompt", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 4, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    if x_session_id is MISSING:
-        raise rt.missing(path, "sessionId")
-    if x_prompt is MISSING:
-        raise rt.missing(path, "prompt")
-    rt.min_items(path + ".prompt", x_prompt, 1)
-    return cls(session_id=x_session_id, prompt=x_prompt, meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_RequestPermissionResponse(v: Any, path: str, cx: rt.Ctx) -> t.RequestPermissionResponse:
-    return f_RequestPermissionResponse(
-        rt.expect_object(v, path, "RequestPermissionResponse").members, path, cx, t.RequestPermissionResponse
-    )
-
-
-def f_RequestPermissionResponse(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.RequestPermissionResponse]
-) -> t.RequestPermissionResponse:
-    x_outcome: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "outcome":
-            seen = rt.once(seen, 1, path, key)
-            x_outcome = d_RequestPermissionOutcome(val, path + ".outcome", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 2, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(outcome=rt.need(x_outcome, path, "outcome"), meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_RequestPermissionOutcome(v: Any, path: str, cx: rt.Ctx) -> Any:
-    obj = rt.expect_object(v, path, "RequestPermissionOutcome")
-    tag, rest = rt.split_tag(obj, "outcome", path)
-    if tag == "cancelled":
-        return f_CancelledPermissionOutcome(rest, path, cx, t.CancelledPermissionOutcome)
-    if tag == "selected":
-        return f_SelectedPermissionOutcome(rest, path, cx, t.SelectedPermissionOutcome)
-    if tag is None:
-        raise rt.missing(path, "outcome")
-    return rt.unknown(cx, obj, "outcome", tag)
-
-
-def d_CancelledPermissionOutcome(v: Any, path: str, cx: rt.Ctx) -> t.CancelledPermissionOutcome:
-    return f_CancelledPermissionOutcome(
-        rt.expect_object(v, path, "CancelledPermissionOutcome").members, path, cx, t.CancelledPermissionOutcome
-    )
-
-
-def f_CancelledPermissionOutcome(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.CancelledPermissionOutcome]
-) -> t.CancelledPermissionOutcome:
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "_meta":
-            seen = rt.once(seen, 1, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_SelectedPermissionOutcome(v: Any, path: str, cx: rt.Ctx) -> t.SelectedPermissionOutcome:
-    return f_SelectedPermissionOutcome(
-        rt.expect_object(v, path, "SelectedPermissionOutcome").members, path, cx, t.SelectedPermissionOutcome
-    )
-
-
-def f_SelectedPermissionOutcome(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.SelectedPermissionOutcome]
-) -> t.SelectedPermissionOutcome:
-    x_option_id: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "optionId":
-            seen = rt.once(seen, 1, path, key)
-            x_option_id = rt.d_str(val, path + ".optionId", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 2, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(option_id=rt.need(x_option_id, path, "optionId"), meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_CreateElicitationResponseVariant(v: Any, path: str, cx: rt.Ctx) -> Any:
-    obj = rt.expect_object(v, path, "CreateElicitationResponseVariant")
-    tag, rest = rt.split_tag(obj, "action", path)
-    if tag == "accept":
-        return f_ElicitationAcceptAction(rest, path, cx, t.ElicitationAcceptAction)
-    if tag == "decline":
-        return t.CreateElicitationResponseVariantDecline()
-    if tag == "cancel":
-        return t.CreateElicitationResponseVariantCancel()
-    if tag is None:
-        raise rt.missing(path, "action")
-    return rt.unknown(cx, obj, "action", tag)
-
-
-def d_CreateElicitationResponse(v: Any, path: str, cx: rt.Ctx) -> t.CreateElicitationResponse:
-    obj = rt.expect_object(v, path, "CreateElicitationResponse")
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in obj.members:
-        if key == "_meta":
-            seen = rt.once(seen, 1, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    variant = d_CreateElicitationResponseVariant(obj, path, cx)
-    return t.CreateElicitationResponse(meta=UNSET if x_meta is MISSING else x_meta, variant=variant)
-
-
-def d_ElicitationContentValue(v: Any, path: str, cx: rt.Ctx) -> Any:
-    got = rt.attempt(cx, v, path, rt.d_str)
-    if got is not MISSING:
-        return got
-    got = rt.attempt(cx, v, path, rt.d_i64)
-    if got is not MISSING:
-        return got
-    got = rt.attempt(cx, v, path, rt.d_f64)
-    if got is not MISSING:
-        return got
-    got = rt.attempt(cx, v, path, rt.d_bool)
-    if got is not MISSING:
-        return got
-    got = rt.attempt(cx, v, path, _list_2)
-    if got is not MISSING:
-        return got
-    got = rt.attempt(cx, v, path, rt.d_raw_node)
-    if got is not MISSING:
-        return got
-    raise rt.no_variant(
-        path,
-        v,
-        "one of a string, an integer from -9223372036854775808 to 9223372036854775807, a number, a boolean, an array of a string, a JSON value",
-    )
-
-
-def d_ElicitationAcceptAction(v: Any, path: str, cx: rt.Ctx) -> t.ElicitationAcceptAction:
-    return f_ElicitationAcceptAction(
-        rt.expect_object(v, path, "ElicitationAcceptAction").members, path, cx, t.ElicitationAcceptAction
-    )
-
-
-def f_ElicitationAcceptAction(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ElicitationAcceptAction]
-) -> t.ElicitationAcceptAction:
-    x_content: Any = MISSING
-    seen = 0
-    for key, val, _s, _e in members:
-        if key == "content":
-            seen = rt.once(seen, 1, path, key)
-            x_content = None if val is None else _map_15(val, path + ".content", cx)
-    return cls(content=UNSET if x_content is MISSING else x_content)
-
-
-def d_MessageMcpResponseResult(v: Any, path: str, cx: rt.Ctx) -> t.MessageMcpResponseResult:
-    return f_MessageMcpResponseResult(
-        rt.expect_object(v, path, "MessageMcpResponseResult").members, path, cx, t.MessageMcpResponseResult
-    )
+d_ResumeSessionRequest: Final = rt.struct_decoder(
+    f_ResumeSessionRequest, "ResumeSessionRequest", t.ResumeSessionRequest
+)
 
 
 def f_MessageMcpResponseResult(
@@ -5567,10 +1982,9 @@ def f_MessageMcpResponseResult(
     return cls(result=rt.need(x_result, path, "result"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
-def d_MessageMcpResponseError(v: Any, path: str, cx: rt.Ctx) -> t.MessageMcpResponseError:
-    return f_MessageMcpResponseError(
-        rt.expect_object(v, path, "MessageMcpResponseError").members, path, cx, t.MessageMcpResponseError
-    )
+d_MessageMcpResponseResult: Final = rt.struct_decoder(
+    f_MessageMcpResponseResult, "MessageMcpResponseResult", t.MessageMcpResponseResult
+)
 
 
 def f_MessageMcpResponseError(
@@ -5589,6 +2003,11 @@ def f_MessageMcpResponseError(
     return cls(error=rt.need(x_error, path, "error"), meta=UNSET if x_meta is MISSING else x_meta)
 
 
+d_MessageMcpResponseError: Final = rt.struct_decoder(
+    f_MessageMcpResponseError, "MessageMcpResponseError", t.MessageMcpResponseError
+)
+
+
 def d_MessageMcpResponse(v: Any, path: str, cx: rt.Ctx) -> Any:
     got = rt.attempt(cx, v, path, d_MessageMcpResponseResult)
     if got is not MISSING:
@@ -5597,60 +2016,6 @@ def d_MessageMcpResponse(v: Any, path: str, cx: rt.Ctx) -> Any:
     if got is not MISSING:
         return got
     raise rt.no_variant(path, v, "one of MessageMcpResponseResult, MessageMcpResponseError")
-
-
-def d_McpError(v: Any, path: str, cx: rt.Ctx) -> t.McpError:
-    return f_McpError(rt.expect_object(v, path, "McpError").members, path, cx, t.McpError)
-
-
-def f_McpError(members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.McpError]) -> t.McpError:
-    x_code: Any = MISSING
-    x_message: Any = MISSING
-    x_data: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "code":
-            seen = rt.once(seen, 1, path, key)
-            x_code = rt.d_i32(val, path + ".code", cx)
-        elif key == "message":
-            seen = rt.once(seen, 2, path, key)
-            x_message = rt.d_str(val, path + ".message", cx)
-        elif key == "data":
-            seen = rt.once(seen, 4, path, key)
-            x_data = rt.d_raw(cx, s, e)
-    return cls(
-        code=rt.need(x_code, path, "code"),
-        message=rt.need(x_message, path, "message"),
-        data=UNSET if x_data is MISSING else x_data,
-    )
-
-
-def d_CancelSessionNotification(v: Any, path: str, cx: rt.Ctx) -> t.CancelSessionNotification:
-    return f_CancelSessionNotification(
-        rt.expect_object(v, path, "CancelSessionNotification").members, path, cx, t.CancelSessionNotification
-    )
-
-
-def f_CancelSessionNotification(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.CancelSessionNotification]
-) -> t.CancelSessionNotification:
-    x_session_id: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "sessionId":
-            seen = rt.once(seen, 1, path, key)
-            x_session_id = rt.d_str(val, path + ".sessionId", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 2, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(session_id=rt.need(x_session_id, path, "sessionId"), meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_MessageMcpNotification(v: Any, path: str, cx: rt.Ctx) -> t.MessageMcpNotification:
-    return f_MessageMcpNotification(
-        rt.expect_object(v, path, "MessageMcpNotification").members, path, cx, t.MessageMcpNotification
-    )
 
 
 def f_MessageMcpNotification(
@@ -5687,86 +2052,9 @@ def f_MessageMcpNotification(
     )
 
 
-def d_CancelRequestNotification(v: Any, path: str, cx: rt.Ctx) -> t.CancelRequestNotification:
-    return f_CancelRequestNotification(
-        rt.expect_object(v, path, "CancelRequestNotification").members, path, cx, t.CancelRequestNotification
-    )
-
-
-def f_CancelRequestNotification(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.CancelRequestNotification]
-) -> t.CancelRequestNotification:
-    x_request_id: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "requestId":
-            seen = rt.once(seen, 1, path, key)
-            x_request_id = rt.d_request_id(val, path + ".requestId", cx)
-        elif key == "_meta":
-            seen = rt.once(seen, 2, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(request_id=rt.need(x_request_id, path, "requestId"), meta=UNSET if x_meta is MISSING else x_meta)
-
-
-def d_ProxySuccessorRequest(v: Any, path: str, cx: rt.Ctx) -> t.ProxySuccessorRequest:
-    return f_ProxySuccessorRequest(
-        rt.expect_object(v, path, "ProxySuccessorRequest").members, path, cx, t.ProxySuccessorRequest
-    )
-
-
-def f_ProxySuccessorRequest(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ProxySuccessorRequest]
-) -> t.ProxySuccessorRequest:
-    x_method: Any = MISSING
-    x_params: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "method":
-            seen = rt.once(seen, 1, path, key)
-            x_method = rt.d_str(val, path + ".method", cx)
-        elif key == "params":
-            seen = rt.once(seen, 2, path, key)
-            x_params = rt.d_raw(cx, s, e)
-        elif key == "_meta":
-            seen = rt.once(seen, 4, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        method=rt.need(x_method, path, "method"),
-        params=UNSET if x_params is MISSING else x_params,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
-
-
-def d_ProxySuccessorNotification(v: Any, path: str, cx: rt.Ctx) -> t.ProxySuccessorNotification:
-    return f_ProxySuccessorNotification(
-        rt.expect_object(v, path, "ProxySuccessorNotification").members, path, cx, t.ProxySuccessorNotification
-    )
-
-
-def f_ProxySuccessorNotification(
-    members: rt.Members, path: str, cx: rt.Ctx, cls: type[t.ProxySuccessorNotification]
-) -> t.ProxySuccessorNotification:
-    x_method: Any = MISSING
-    x_params: Any = MISSING
-    x_meta: Any = MISSING
-    seen = 0
-    for key, val, s, e in members:
-        if key == "method":
-            seen = rt.once(seen, 1, path, key)
-            x_method = rt.d_str(val, path + ".method", cx)
-        elif key == "params":
-            seen = rt.once(seen, 2, path, key)
-            x_params = rt.d_raw(cx, s, e)
-        elif key == "_meta":
-            seen = rt.once(seen, 4, path, key)
-            x_meta = rt.lenient_raw_object(cx, val, path + "._meta", s, e, True)
-    return cls(
-        method=rt.need(x_method, path, "method"),
-        params=UNSET if x_params is MISSING else x_params,
-        meta=UNSET if x_meta is MISSING else x_meta,
-    )
+d_MessageMcpNotification: Final = rt.struct_decoder(
+    f_MessageMcpNotification, "MessageMcpNotification", t.MessageMcpNotification
+)
 
 
 DECODERS: Final[dict[str, rt.Decoder]] = {

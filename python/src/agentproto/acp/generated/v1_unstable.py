@@ -6,15 +6,184 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Annotated, ClassVar, Final, Literal, TypeAlias
+from typing import TYPE_CHECKING, ClassVar, Final, TypeAlias
 
-from msgspec import UNSET, Meta, Raw, Struct, UnsetType, field
+from msgspec import UNSET, Raw, Struct, UnsetType, field
 
+from agentproto.acp.generated.v1 import (
+    Annotations,
+    AudioContent,
+    AuthCapabilities,
+    AuthenticateRequest,
+    AuthenticateResponse,
+    AuthMethod,
+    AuthMethodAgent,
+    AuthMethodId,
+    AuthMethodTerminal,
+    AvailableCommand,
+    AvailableCommandInput,
+    AvailableCommandsUpdate,
+    BlobResourceContents,
+    BooleanConfigOptionCapabilities,
+    BooleanPropertySchema,
+    CancelNotification,
+    CancelRequestNotification,
+    ClientSessionCapabilities,
+    CloseSessionRequest,
+    CloseSessionResponse,
+    CompactionCapabilities,
+    CompactionId,
+    CompactionStatus,
+    CompactionSummaryChunk,
+    CompactionUpdate,
+    CompleteElicitationNotification,
+    ConfigOptionUpdate,
+    Content,
+    ContentBlock,
+    ContentChunk,
+    Cost,
+    CreateElicitationRequest,
+    CreateElicitationRequestVariant,
+    CreateElicitationResponse,
+    CreateElicitationResponseVariant,
+    CreateElicitationResponseVariantCancel,
+    CreateElicitationResponseVariantDecline,
+    CreateTerminalRequest,
+    CreateTerminalResponse,
+    CurrentModeUpdate,
+    DeleteSessionRequest,
+    DeleteSessionResponse,
+    Diff,
+    ElicitationAcceptAction,
+    ElicitationCapabilities,
+    ElicitationContentValue,
+    ElicitationFormCapabilities,
+    ElicitationFormMode,
+    ElicitationFormModeVariant,
+    ElicitationId,
+    ElicitationPropertySchema,
+    ElicitationRequestScope,
+    ElicitationSchema,
+    ElicitationSchemaType,
+    ElicitationSessionScope,
+    ElicitationUrlCapabilities,
+    ElicitationUrlMode,
+    ElicitationUrlModeVariant,
+    EmbeddedResource,
+    EmbeddedResourceResource,
+    EnumOption,
+    EnvVariable,
+    ExtNotification,
+    ExtRequest,
+    ExtResponse,
+    FileSystemCapabilities,
+    HttpHeader,
+    ImageContent,
+    Implementation,
+    IntegerPropertySchema,
+    KillTerminalRequest,
+    KillTerminalResponse,
+    LoadSessionResponse,
+    LogoutCapabilities,
+    LogoutRequest,
+    LogoutResponse,
+    McpServerHttp,
+    McpServerSse,
+    McpServerStdio,
+    MessageId,
+    MultiSelectItems,
+    MultiSelectPropertySchema,
+    NewSessionResponse,
+    Notice,
+    NoticeCapabilities,
+    NoticeSeverity,
+    NumberPropertySchema,
+    PermissionOption,
+    PermissionOptionId,
+    PermissionOptionKind,
+    Plan,
+    PlanEntry,
+    PlanEntryPriority,
+    PlanEntryStatus,
+    PromptCapabilities,
+    PromptRequest,
+    ProtocolVersion,
+    ReadTextFileRequest,
+    ReadTextFileResponse,
+    ReleaseTerminalRequest,
+    ReleaseTerminalResponse,
+    RequestPermissionOutcome,
+    RequestPermissionOutcomeCancelled,
+    RequestPermissionRequest,
+    RequestPermissionResponse,
+    ResourceLink,
+    ResumeSessionResponse,
+    Role,
+    SelectedPermissionOutcome,
+    SessionAdditionalDirectoriesCapabilities,
+    SessionCloseCapabilities,
+    SessionConfigBoolean,
+    SessionConfigGroupId,
+    SessionConfigId,
+    SessionConfigOption,
+    SessionConfigOptionCategory,
+    SessionConfigOptionsCapabilities,
+    SessionConfigOptionVariant,
+    SessionConfigSelect,
+    SessionConfigSelectGroup,
+    SessionConfigSelectOption,
+    SessionConfigSelectOptions,
+    SessionConfigValueId,
+    SessionDeleteCapabilities,
+    SessionId,
+    SessionInfoUpdate,
+    SessionListCapabilities,
+    SessionMode,
+    SessionModeId,
+    SessionModeState,
+    SessionResumeCapabilities,
+    SessionUpdateAgentMessageChunk,
+    SessionUpdateAgentThoughtChunk,
+    SessionUpdateToolCallUpdate,
+    SessionUpdateUserMessageChunk,
+    SetSessionConfigOptionRequest,
+    SetSessionConfigOptionRequestVariant,
+    SetSessionConfigOptionRequestVariantBoolean,
+    SetSessionConfigOptionRequestVariantValueId,
+    SetSessionConfigOptionResponse,
+    SetSessionModeRequest,
+    SetSessionModeResponse,
+    StopReason,
+    StringFormat,
+    StringMultiSelectItems,
+    StringPropertySchema,
+    Terminal,
+    TerminalExitStatus,
+    TerminalId,
+    TerminalOutputRequest,
+    TerminalOutputResponse,
+    TextContent,
+    TextResourceContents,
+    TitledMultiSelectItems,
+    ToolCall,
+    ToolCallContent,
+    ToolCallId,
+    ToolCallLocation,
+    ToolCallStatus,
+    ToolCallUpdate,
+    ToolKind,
+    UnstructuredCommandInput,
+    UsageUpdate,
+    WaitForTerminalExitRequest,
+    WaitForTerminalExitResponse,
+    WriteTextFileRequest,
+    WriteTextFileResponse,
+)
 from agentproto.acp.rules import Gate, MethodInfo, SessionGate, SessionRule, SurfaceRules, ValueGate
 from agentproto.acp.surface import Surface
 from agentproto.codec import Flattened, Unknown
 from agentproto.codec import runtime as _rt
-from agentproto.codec.runtime import I32, I64, U16, U32, U64, NullableRaw, RequestId, SlowOnly
+from agentproto.codec.runtime import I32, U64, NullableRaw, SlowOnly
 from agentproto.jsonrpc import ErrorObject
 
 __all__ = [
@@ -303,49 +472,36 @@ RULES: Final = SurfaceRules(
 
 
 # A unique identifier for a conversation session between a client and agent.
-SessionId: TypeAlias = str
 
 
 # Unique identifier for a tool call within a session.
-ToolCallId: TypeAlias = str
 
 
 # Categories of tools that can be invoked.
-ToolKind: TypeAlias = Literal[
-    "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"
-]
 
 
 # Execution status of a tool call.
-ToolCallStatus: TypeAlias = Literal["pending", "in_progress", "completed", "failed"]
 
 
 # The sender or recipient of messages and data in a conversation.
-Role: TypeAlias = Literal["assistant", "user"]
 
 
 # Typed identifier used for terminal values on the wire.
-TerminalId: TypeAlias = str
 
 
 # Unique identifier for a permission option.
-PermissionOptionId: TypeAlias = str
 
 
 # The type of permission option being presented to the user.
-PermissionOptionKind: TypeAlias = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
 
 
 # Type discriminator for elicitation schemas.
-ElicitationSchemaType: TypeAlias = Literal["object"]
 
 
 # String format types for string properties in elicitation schemas.
-StringFormat: TypeAlias = Literal["email", "uri", "date", "date-time"]
 
 
 # Unique identifier for an elicitation.
-ElicitationId: TypeAlias = str
 
 
 # **UNSTABLE**
@@ -359,15 +515,12 @@ McpRequestId: TypeAlias = str
 # Allows for sending an arbitrary request that is not part of the ACP spec.
 # Extension methods provide a way to add custom functionality while maintaining
 # protocol compatibility.
-ExtRequest: TypeAlias = Raw
 
 
 # Protocol version identifier.
-ProtocolVersion: TypeAlias = U16
 
 
 # Typed identifier used for auth method values on the wire.
-AuthMethodId: TypeAlias = str
 
 
 # **UNSTABLE**
@@ -385,24 +538,19 @@ AuthState: TypeAlias = str
 
 
 # Unique identifier for a Session Mode.
-SessionModeId: TypeAlias = str
 
 
 # Unique identifier for a session configuration option.
-SessionConfigId: TypeAlias = str
 
 
 # Semantic category for a session configuration option.
 # Open: values other than these are kept as strings: mode, model, model_config, thought_level.
-SessionConfigOptionCategory: TypeAlias = str
 
 
 # Unique identifier for a session configuration option value.
-SessionConfigValueId: TypeAlias = str
 
 
 # Unique identifier for a session configuration option value group.
-SessionConfigGroupId: TypeAlias = str
 
 
 # **UNSTABLE**
@@ -411,25 +559,20 @@ SessionStatus: TypeAlias = str
 
 
 # Reasons why an agent stops processing a prompt turn.
-StopReason: TypeAlias = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
 
 
 # Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.
 # Extension methods provide a way to add custom functionality while maintaining
 # protocol compatibility.
-ExtResponse: TypeAlias = Raw
 
 
 # Unique identifier for a message within a session.
-MessageId: TypeAlias = str
 
 
 # Priority levels for plan entries.
-PlanEntryPriority: TypeAlias = Literal["high", "medium", "low"]
 
 
 # Status of a plan entry in the execution flow.
-PlanEntryStatus: TypeAlias = Literal["pending", "in_progress", "completed"]
 
 
 # **UNSTABLE**
@@ -438,22 +581,18 @@ PlanId: TypeAlias = str
 
 # Severity hint for a session notice.
 # Open: values other than these are kept as strings: info, warning, error.
-NoticeSeverity: TypeAlias = str
 
 
 # Unique identifier for a context compaction within a session.
-CompactionId: TypeAlias = str
 
 
 # Lifecycle state of a context compaction.
 # Open: values other than these are kept as strings: in_progress, completed, failed, cancelled.
-CompactionStatus: TypeAlias = str
 
 
 # Allows either side to send an arbitrary notification that is not part of the ACP spec.
 # Extension notifications provide a way to send one-way messages for custom functionality
 # while maintaining protocol compatibility.
-ExtNotification: TypeAlias = Raw
 
 
 # **UNSTABLE**
@@ -468,796 +607,6 @@ SessionArchiveFilter: TypeAlias = str
 
 # **UNSTABLE**
 ProxySuccessorResponse: TypeAlias = Raw
-
-
-class WriteTextFileRequest(Struct, kw_only=True):
-    """Request to write content to a text file."""
-
-    session_id: SessionId = field(name="sessionId")
-    """The session ID for this request."""
-    path: str
-    """Absolute path to the file to write."""
-    content: str
-    """The text content to write to the file."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class ReadTextFileRequest(Struct, kw_only=True):
-    """Request to read content from a text file."""
-
-    session_id: SessionId = field(name="sessionId")
-    """The session ID for this request."""
-    path: str
-    """Absolute path to the file to read."""
-    line: U32 | None | UnsetType = UNSET
-    """Line number to start reading from (1-based)."""
-    limit: U32 | None | UnsetType = UNSET
-    """Maximum number of lines to read."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class RequestPermissionRequest(Struct, kw_only=True):
-    """Request for user permission to execute a tool call."""
-
-    session_id: SessionId = field(name="sessionId")
-    """The session ID for this request."""
-    tool_call: ToolCallUpdate = field(name="toolCall")
-    """Details about the tool call requiring permission."""
-    options: list[PermissionOption]
-    """Available permission options for the user to choose from."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class ToolCallUpdate(Struct, kw_only=True):
-    """An update to an existing tool call."""
-
-    tool_call_id: ToolCallId = field(name="toolCallId")
-    """The ID of the tool call being updated."""
-    kind: ToolKind | None | UnsetType = UNSET
-    """Update the tool kind."""
-    status: ToolCallStatus | None | UnsetType = UNSET
-    """Update the execution status."""
-    title: str | None | UnsetType = UNSET
-    """Update the human-readable title."""
-    name: str | None | UnsetType = UNSET
-    """Update the programmatic name of the tool being invoked."""
-    content: list[ToolCallContent] | None | UnsetType = UNSET
-    """Replace the content collection."""
-    locations: list[ToolCallLocation] | None | UnsetType = UNSET
-    """Replace the locations collection."""
-    raw_input: Raw | UnsetType = field(default=UNSET, name="rawInput")
-    """Update the raw input."""
-    raw_output: Raw | UnsetType = field(default=UNSET, name="rawOutput")
-    """Update the raw output."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class Annotations(Struct, kw_only=True):
-    """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
-
-    audience: list[Role] | None | UnsetType = UNSET
-    """Intended recipients for this content, such as the user or assistant."""
-    last_modified: str | None | UnsetType = field(default=UNSET, name="lastModified")
-    """Timestamp indicating when the underlying resource was last modified."""
-    priority: float | None | UnsetType = UNSET
-    """Relative importance of this content when clients choose what to surface."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.priority is not UNSET and self.priority is not None:
-            self.priority = _rt.f64(self.priority)
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class TextContent(Struct, kw_only=True, tag_field="type", tag="text"):
-    """Text provided to or from an LLM."""
-
-    annotations: Annotations | None | UnsetType = UNSET
-    """Optional annotations that help clients decide how to display or route this content."""
-    text: str
-    """Text payload carried by this content block."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class ImageContent(Struct, kw_only=True, tag_field="type", tag="image"):
-    """An image provided to or from an LLM."""
-
-    annotations: Annotations | None | UnsetType = UNSET
-    """Optional annotations that help clients decide how to display or route this content."""
-    data: str
-    """Base64-encoded media payload."""
-    mime_type: str = field(name="mimeType")
-    """MIME type describing the encoded media payload."""
-    uri: str | None | UnsetType = UNSET
-    """URI associated with this resource or media payload."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class AudioContent(Struct, kw_only=True, tag_field="type", tag="audio"):
-    """Audio provided to or from an LLM."""
-
-    annotations: Annotations | None | UnsetType = UNSET
-    """Optional annotations that help clients decide how to display or route this content."""
-    data: str
-    """Base64-encoded media payload."""
-    mime_type: str = field(name="mimeType")
-    """MIME type describing the encoded media payload."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class ResourceLink(Struct, kw_only=True, tag_field="type", tag="resource_link"):
-    """A resource that the server is capable of reading, included in a prompt or tool call result."""
-
-    annotations: Annotations | None | UnsetType = UNSET
-    """Optional annotations that help clients decide how to display or route this content."""
-    description: str | None | UnsetType = UNSET
-    """Optional human-readable details shown with this protocol object."""
-    mime_type: str | None | UnsetType = field(default=UNSET, name="mimeType")
-    """MIME type describing the encoded media payload."""
-    name: str
-    """Human-readable name shown for this protocol object."""
-    size: I64 | None | UnsetType = UNSET
-    """Optional size of the linked resource in bytes, if known."""
-    title: str | None | UnsetType = UNSET
-    """Optional display title for end-user UI."""
-    uri: str
-    """URI associated with this resource or media payload."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class TextResourceContents(Struct, kw_only=True):
-    """Text-based resource contents."""
-
-    mime_type: str | None | UnsetType = field(default=UNSET, name="mimeType")
-    """MIME type describing the encoded media payload."""
-    text: str
-    """Text payload carried by this content block."""
-    uri: str
-    """URI associated with this resource or media payload."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class BlobResourceContents(Struct, kw_only=True):
-    """Binary resource contents."""
-
-    blob: str
-    """Base64-encoded bytes for a binary resource payload."""
-    mime_type: str | None | UnsetType = field(default=UNSET, name="mimeType")
-    """MIME type describing the encoded media payload."""
-    uri: str
-    """URI associated with this resource or media payload."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class EmbeddedResource(Struct, kw_only=True, tag_field="type", tag="resource"):
-    """The contents of a resource, embedded into a prompt or tool call result."""
-
-    annotations: Annotations | None | UnsetType = UNSET
-    """Optional annotations that help clients decide how to display or route this content."""
-    resource: EmbeddedResourceResource
-    """Embedded resource payload, either text or binary data."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class Content(Struct, kw_only=True, tag_field="type", tag="content"):
-    """Standard content block (text, images, resources)."""
-
-    content: ContentBlock
-    """The actual content block."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class Diff(Struct, kw_only=True, tag_field="type", tag="diff"):
-    """A diff representing file modifications."""
-
-    path: str
-    """The absolute file path being modified."""
-    old_text: str | None | UnsetType = field(default=UNSET, name="oldText")
-    """The original content (omitted or `null` for new files)."""
-    new_text: str = field(name="newText")
-    """The new content after modification."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class Terminal(Struct, kw_only=True, tag_field="type", tag="terminal"):
-    """Embed a terminal created with `terminal/create` by its id."""
-
-    terminal_id: TerminalId = field(name="terminalId")
-    """Identifier of the terminal instance to embed in the content stream."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class ToolCallLocation(Struct, kw_only=True):
-    """A file location being accessed or modified by a tool."""
-
-    path: str
-    """The absolute file path being accessed or modified."""
-    line: U32 | None | UnsetType = UNSET
-    """Optional 1-based line number within the file."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class PermissionOption(Struct, kw_only=True):
-    """An option presented to the user when requesting permission."""
-
-    option_id: PermissionOptionId = field(name="optionId")
-    """Unique identifier for this permission option."""
-    name: str
-    """Human-readable label to display to the user."""
-    kind: PermissionOptionKind
-    """Hint about the nature of this permission option."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class CreateTerminalRequest(Struct, kw_only=True):
-    """Request to create a new terminal and execute a command."""
-
-    session_id: SessionId = field(name="sessionId")
-    """The session ID for this request."""
-    command: str
-    """The command to execute."""
-    args: list[str] | UnsetType = UNSET
-    """Array of command arguments."""
-    env: list[EnvVariable] | UnsetType = UNSET
-    """Environment variables for the command."""
-    cwd: str | None | UnsetType = UNSET
-    """Working directory for the command. Must be an absolute path."""
-    output_byte_limit: U64 | None | UnsetType = field(default=UNSET, name="outputByteLimit")
-    """Maximum number of output bytes to retain."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.output_byte_limit is not UNSET and self.output_byte_limit is not None:
-            _rt.u64(self.output_byte_limit)
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class EnvVariable(Struct, kw_only=True):
-    """An environment variable to set when launching an MCP server."""
-
-    name: str
-    """The name of the environment variable."""
-    value: str
-    """The value to set for the environment variable."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class TerminalOutputRequest(Struct, kw_only=True):
-    """Request to get the current output and status of a terminal."""
-
-    session_id: SessionId = field(name="sessionId")
-    """The session ID for this request."""
-    terminal_id: TerminalId = field(name="terminalId")
-    """The ID of the terminal to get output from."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class ReleaseTerminalRequest(Struct, kw_only=True):
-    """Request to release a terminal and free its resources."""
-
-    session_id: SessionId = field(name="sessionId")
-    """The session ID for this request."""
-    terminal_id: TerminalId = field(name="terminalId")
-    """The ID of the terminal to release."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class WaitForTerminalExitRequest(Struct, kw_only=True):
-    """Request to wait for a terminal command to exit."""
-
-    session_id: SessionId = field(name="sessionId")
-    """The session ID for this request."""
-    terminal_id: TerminalId = field(name="terminalId")
-    """The ID of the terminal to wait for."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class KillTerminalRequest(Struct, kw_only=True):
-    """Request to kill a terminal without releasing it."""
-
-    session_id: SessionId = field(name="sessionId")
-    """The session ID for this request."""
-    terminal_id: TerminalId = field(name="terminalId")
-    """The ID of the terminal to kill."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class CreateElicitationRequest(Flattened):
-    """Request from the agent to elicit structured user input."""
-
-    __slots__ = ("message", "meta", "variant")
-    _wire: ClassVar[tuple[str, ...]] = ("message", "_meta")
-
-    message: str
-    """A human-readable message describing what input is needed."""
-    meta: NullableRaw | UnsetType
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-    variant: CreateElicitationRequestVariant
-    """The variant part of this object."""
-
-    def __init__(
-        self, *, message: str, meta: NullableRaw | UnsetType = UNSET, variant: CreateElicitationRequestVariant
-    ) -> None:
-        self.message = message
-        self.meta = meta
-        self.variant = variant
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-    def _members(self) -> list[tuple[str, bytes]]:
-        out: list[tuple[str, bytes]] = []
-        out.append(("message", _rt.member_bytes(self.message)))
-        if self.meta is not UNSET:
-            out.append(("_meta", _rt.member_bytes(self.meta)))
-        out += _rt.variant_members(self.variant, self._wire)
-        return out
-
-
-class ElicitationSessionScope(Struct, kw_only=True):
-    """Session-scoped elicitation, optionally tied to a specific tool call."""
-
-    session_id: SessionId = field(name="sessionId")
-    """The session this elicitation is tied to."""
-    tool_call_id: ToolCallId | None | UnsetType = field(default=UNSET, name="toolCallId")
-    """Optional tool call within the session."""
-
-
-class ElicitationRequestScope(Struct, kw_only=True):
-    """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
-    (e.g., during auth/configuration phases before any session is started).
-    """
-
-    request_id: RequestId = field(name="requestId")
-    """The request this elicitation is tied to."""
-
-
-class ElicitationSchema(Struct, kw_only=True):
-    """Type-safe elicitation schema for requesting structured user input."""
-
-    type_: ElicitationSchemaType = field(default="object", name="type")
-    """Type discriminator. Always `"object"`."""
-    title: str | None | UnsetType = UNSET
-    """Optional title for the schema."""
-    properties: dict[str, ElicitationPropertySchema] = field(default_factory=dict)
-    """Property definitions (must be primitive types)."""
-    required: list[str] | None | UnsetType = UNSET
-    """List of required property names."""
-    description: str | None | UnsetType = UNSET
-    """Optional description of what this schema represents."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class EnumOption(Struct, kw_only=True):
-    """A titled enum option with a const value, human-readable title, and optional description."""
-
-    const: str
-    """The constant value for this option."""
-    title: str
-    """Human-readable title for this option."""
-    description: str | None | UnsetType = UNSET
-    """Human-readable description."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class StringPropertySchema(Struct, kw_only=True, tag_field="type", tag="string"):
-    """Schema for string properties in an elicitation form."""
-
-    title: str | None | UnsetType = UNSET
-    """Optional title for the property."""
-    description: str | None | UnsetType = UNSET
-    """Human-readable description."""
-    min_length: U32 | None | UnsetType = field(default=UNSET, name="minLength")
-    """Minimum string length."""
-    max_length: U32 | None | UnsetType = field(default=UNSET, name="maxLength")
-    """Maximum string length."""
-    pattern: str | None | UnsetType = UNSET
-    """Pattern the string must match."""
-    format: StringFormat | None | UnsetType = UNSET
-    """String format."""
-    default: str | None | UnsetType = UNSET
-    """Default value."""
-    enum: list[str] | None | UnsetType = UNSET
-    """Enum values for untitled single-select enums.
-    Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
-    declared by `enum`.
-    """
-    one_of: list[EnumOption] | None | UnsetType = field(default=UNSET, name="oneOf")
-    """Titled enum options for titled single-select enums.
-    Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
-    declared by `oneOf`.
-    """
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class NumberPropertySchema(Struct, kw_only=True, tag_field="type", tag="number"):
-    """Schema for number (floating-point) properties in an elicitation form."""
-
-    title: str | None | UnsetType = UNSET
-    """Optional title for the property."""
-    description: str | None | UnsetType = UNSET
-    """Human-readable description."""
-    minimum: float | None | UnsetType = UNSET
-    """Minimum value (inclusive)."""
-    maximum: float | None | UnsetType = UNSET
-    """Maximum value (inclusive)."""
-    default: float | None | UnsetType = UNSET
-    """Default value."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.minimum is not UNSET and self.minimum is not None:
-            self.minimum = _rt.f64(self.minimum)
-        if self.maximum is not UNSET and self.maximum is not None:
-            self.maximum = _rt.f64(self.maximum)
-        if self.default is not UNSET and self.default is not None:
-            self.default = _rt.f64(self.default)
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class IntegerPropertySchema(Struct, kw_only=True, tag_field="type", tag="integer"):
-    """Schema for integer properties in an elicitation form."""
-
-    title: str | None | UnsetType = UNSET
-    """Optional title for the property."""
-    description: str | None | UnsetType = UNSET
-    """Human-readable description."""
-    minimum: I64 | None | UnsetType = UNSET
-    """Minimum value (inclusive)."""
-    maximum: I64 | None | UnsetType = UNSET
-    """Maximum value (inclusive)."""
-    default: I64 | None | UnsetType = UNSET
-    """Default value."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class BooleanPropertySchema(Struct, kw_only=True, tag_field="type", tag="boolean"):
-    """Schema for boolean properties in an elicitation form."""
-
-    title: str | None | UnsetType = UNSET
-    """Optional title for the property."""
-    description: str | None | UnsetType = UNSET
-    """Human-readable description."""
-    default: bool | None | UnsetType = UNSET
-    """Default value."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class StringMultiSelectItems(Struct, kw_only=True, tag_field="type", tag="string"):
-    """String item schema for multi-select enum properties."""
-
-    enum: list[str]
-    """Allowed enum values."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class TitledMultiSelectItems(Struct, kw_only=True):
-    """Items definition for titled multi-select enum properties."""
-
-    any_of: list[EnumOption] = field(name="anyOf")
-    """Titled enum options."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class MultiSelectPropertySchema(Struct, kw_only=True, tag_field="type", tag="array"):
-    """Schema for multi-select (array) properties in an elicitation form."""
-
-    title: str | None | UnsetType = UNSET
-    """Optional title for the property."""
-    description: str | None | UnsetType = UNSET
-    """Human-readable description."""
-    min_items: U64 | None | UnsetType = field(default=UNSET, name="minItems")
-    """Minimum number of items to select."""
-    max_items: U64 | None | UnsetType = field(default=UNSET, name="maxItems")
-    """Maximum number of items to select."""
-    items: MultiSelectItems
-    """The items definition describing allowed values."""
-    default: list[str] | None | UnsetType = UNSET
-    """Default selected values."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.min_items is not UNSET and self.min_items is not None:
-            _rt.u64(self.min_items)
-        if self.max_items is not UNSET and self.max_items is not None:
-            _rt.u64(self.max_items)
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class ElicitationFormMode(Flattened):
-    """Form-based elicitation mode where the client renders a form from the provided schema."""
-
-    __slots__ = ("requested_schema", "variant")
-    _wire: ClassVar[tuple[str, ...]] = ("requestedSchema",)
-    _tag: ClassVar[tuple[str, str] | None] = ("mode", "form")
-
-    requested_schema: ElicitationSchema
-    """A JSON Schema describing the form fields to present to the user."""
-    variant: ElicitationFormModeVariant
-    """The variant part of this object."""
-
-    def __init__(self, *, requested_schema: ElicitationSchema, variant: ElicitationFormModeVariant) -> None:
-        self.requested_schema = requested_schema
-        self.variant = variant
-
-    def _members(self) -> list[tuple[str, bytes]]:
-        out: list[tuple[str, bytes]] = [("mode", b'"form"')]
-        out.append(("requestedSchema", _rt.member_bytes(self.requested_schema)))
-        out += _rt.variant_members(self.variant, self._wire)
-        return out
-
-
-class ElicitationUrlMode(Flattened):
-    """URL-based elicitation mode where the client directs the user to a URL."""
-
-    __slots__ = ("elicitation_id", "url", "variant")
-    _wire: ClassVar[tuple[str, ...]] = ("elicitationId", "url")
-    _tag: ClassVar[tuple[str, str] | None] = ("mode", "url")
-
-    elicitation_id: ElicitationId
-    """The unique identifier for this elicitation."""
-    url: str
-    """The URL to direct the user to."""
-    variant: ElicitationUrlModeVariant
-    """The variant part of this object."""
-
-    def __init__(self, *, elicitation_id: ElicitationId, url: str, variant: ElicitationUrlModeVariant) -> None:
-        self.elicitation_id = elicitation_id
-        self.url = url
-        self.variant = variant
-
-    def _members(self) -> list[tuple[str, bytes]]:
-        out: list[tuple[str, bytes]] = [("mode", b'"url"')]
-        out.append(("elicitationId", _rt.member_bytes(self.elicitation_id)))
-        out.append(("url", _rt.member_bytes(self.url)))
-        out += _rt.variant_members(self.variant, self._wire)
-        return out
 
 
 class MessageMcpRequest(Struct, kw_only=True):
@@ -1280,26 +629,6 @@ class MessageMcpRequest(Struct, kw_only=True):
     def __post_init__(self) -> None:
         if self.params is not UNSET:
             self.params = _rt.nullable_raw_object(self.params)
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class PromptCapabilities(Struct, kw_only=True):
-    """Prompt capabilities supported by the agent in `session/prompt` requests."""
-
-    image: bool = False
-    """Agent supports `image` content blocks."""
-    audio: bool = False
-    """Agent supports `audio` content blocks."""
-    embedded_context: bool = field(default=False, name="embeddedContext")
-    """Agent supports embedded context in `session/prompt` requests."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
         if self.meta is not UNSET:
             self.meta = _rt.nullable_raw_object(self.meta)
 
@@ -1428,48 +757,6 @@ class InitializeResponse(Struct, kw_only=True):
             self.meta = _rt.nullable_raw_object(self.meta)
 
 
-class SessionListCapabilities(Struct, kw_only=True):
-    """Capabilities for the `session/list` method."""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class SessionDeleteCapabilities(Struct, kw_only=True):
-    """Capabilities for the `session/delete` method."""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class SessionAdditionalDirectoriesCapabilities(Struct, kw_only=True):
-    """Capabilities for additional session directories support."""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
 class SessionSystemPromptCapabilities(Struct, kw_only=True):
     """**UNSTABLE**"""
 
@@ -1572,34 +859,6 @@ class SessionTitleCapabilities(Struct, kw_only=True):
             self.meta = _rt.nullable_raw_object(self.meta)
 
 
-class SessionResumeCapabilities(Struct, kw_only=True):
-    """Capabilities for the `session/resume` method."""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class SessionCloseCapabilities(Struct, kw_only=True):
-    """Capabilities for the `session/close` method."""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
 class AuthStatusCapabilities(Struct, kw_only=True):
     """**UNSTABLE**"""
 
@@ -1614,111 +873,8 @@ class AuthStatusCapabilities(Struct, kw_only=True):
             self.meta = _rt.nullable_raw_object(self.meta)
 
 
-class LogoutCapabilities(Struct, kw_only=True):
-    """Logout capabilities supported by the agent."""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
 class ProvidersCapabilities(Struct, kw_only=True):
     """**UNSTABLE**"""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class AuthMethodTerminal(Struct, kw_only=True, tag_field="type", tag="terminal"):
-    """Terminal-based authentication method."""
-
-    id: AuthMethodId
-    """Unique identifier for this authentication method."""
-    name: str
-    """Human-readable name of the authentication method."""
-    description: str | None | UnsetType = UNSET
-    """Optional human-readable description of this authentication method."""
-    args: list[str] | UnsetType = UNSET
-    """Additional arguments to append to the configured agent invocation for terminal auth."""
-    env: dict[str, str] | UnsetType = UNSET
-    """Additional environment variables to set on the configured agent invocation for terminal auth.
-    These values override same-named variables in the base launch configuration.
-    """
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class AuthMethodAgent(Struct, kw_only=True):
-    """Agent handles authentication itself through `authenticate`."""
-
-    id: AuthMethodId
-    """Unique identifier for this authentication method."""
-    name: str
-    """Human-readable name of the authentication method."""
-    description: str | None | UnsetType = UNSET
-    """Optional human-readable description of this authentication method."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class Implementation(Struct, kw_only=True):
-    """Metadata about the implementation of the client or agent.
-    Describes the name and version of an ACP implementation, with an optional
-    title for UI representation.
-    """
-
-    name: str
-    """Intended for programmatic or logical use, but can be used as a display
-    name fallback if title isn't present.
-    """
-    title: str | None | UnsetType = UNSET
-    """Intended for UI and end-user contexts and optimized to be human-readable
-    and easily understood.
-    """
-    version: str
-    """Version of the implementation. Can be displayed to the user or used
-    for debugging or metrics purposes. (e.g. "1.0.0").
-    """
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class AuthenticateResponse(Struct, kw_only=True):
-    """Response to the `authenticate` method."""
 
     meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1819,20 +975,6 @@ class DisableProviderResponse(Struct, kw_only=True):
             self.meta = _rt.nullable_raw_object(self.meta)
 
 
-class LogoutResponse(Struct, kw_only=True):
-    """Response to the `logout` method."""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
 class AuthStatusResponse(Struct, kw_only=True):
     """**UNSTABLE**"""
 
@@ -1866,193 +1008,6 @@ class AuthAccount(Struct, kw_only=True):
     """Email address of the user."""
     organization: str | None | UnsetType = UNSET
     """Display name of the organization, team, or workspace the account is using."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class NewSessionResponse(Struct, kw_only=True):
-    """Response from creating a new session."""
-
-    session_id: SessionId = field(name="sessionId")
-    """Unique identifier for the created session."""
-    modes: SessionModeState | None | UnsetType = UNSET
-    """Initial mode state if supported by the Agent"""
-    config_options: list[SessionConfigOption] | None | UnsetType = field(default=UNSET, name="configOptions")
-    """Initial session configuration options if supported by the Agent."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class SessionModeState(Struct, kw_only=True):
-    """The set of modes and the one currently active."""
-
-    current_mode_id: SessionModeId = field(name="currentModeId")
-    """The current mode the Agent is in."""
-    available_modes: list[SessionMode] = field(name="availableModes")
-    """The set of modes that the Agent can operate in"""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class SessionMode(Struct, kw_only=True):
-    """A mode the agent can operate in."""
-
-    id: SessionModeId
-    """Stable identifier used to refer to this protocol object in later messages."""
-    name: str
-    """Human-readable name shown for this protocol object."""
-    description: str | None | UnsetType = UNSET
-    """Optional human-readable details shown with this protocol object."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class SessionConfigOption(Flattened):
-    """A session configuration option selector and its current state."""
-
-    __slots__ = ("category", "description", "id", "meta", "name", "variant")
-    _wire: ClassVar[tuple[str, ...]] = ("id", "name", "description", "category", "_meta")
-
-    id: SessionConfigId
-    """Unique identifier for the configuration option."""
-    name: str
-    """Human-readable label for the option."""
-    description: str | None | UnsetType
-    """Optional description for the Client to display to the user."""
-    category: SessionConfigOptionCategory | None | UnsetType
-    """Optional semantic category for this option (UX only)."""
-    meta: NullableRaw | UnsetType
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-    variant: SessionConfigOptionVariant
-    """The variant part of this object."""
-
-    def __init__(
-        self,
-        *,
-        id: SessionConfigId,
-        name: str,
-        description: str | None | UnsetType = UNSET,
-        category: SessionConfigOptionCategory | None | UnsetType = UNSET,
-        meta: NullableRaw | UnsetType = UNSET,
-        variant: SessionConfigOptionVariant,
-    ) -> None:
-        self.id = id
-        self.name = name
-        self.description = description
-        self.category = category
-        self.meta = meta
-        self.variant = variant
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-    def _members(self) -> list[tuple[str, bytes]]:
-        out: list[tuple[str, bytes]] = []
-        out.append(("id", _rt.member_bytes(self.id)))
-        out.append(("name", _rt.member_bytes(self.name)))
-        if self.description is not UNSET:
-            out.append(("description", _rt.member_bytes(self.description)))
-        if self.category is not UNSET:
-            out.append(("category", _rt.member_bytes(self.category)))
-        if self.meta is not UNSET:
-            out.append(("_meta", _rt.member_bytes(self.meta)))
-        out += _rt.variant_members(self.variant, self._wire)
-        return out
-
-
-class SessionConfigSelectOption(Struct, kw_only=True):
-    """A possible value for a session configuration option."""
-
-    value: SessionConfigValueId
-    """Unique identifier for this option value."""
-    name: str
-    """Human-readable label for this option value."""
-    description: str | None | UnsetType = UNSET
-    """Optional description for this option value."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class SessionConfigSelectGroup(Struct, kw_only=True):
-    """A group of possible values for a session configuration option."""
-
-    group: SessionConfigGroupId
-    """Unique identifier for this group."""
-    name: str
-    """Human-readable label for this group."""
-    options: list[SessionConfigSelectOption]
-    """The set of option values in this group."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class SessionConfigSelect(Struct, kw_only=True, tag_field="type", tag="select"):
-    """A single-value selector (dropdown) session configuration option payload."""
-
-    current_value: SessionConfigValueId = field(name="currentValue")
-    """The currently selected value."""
-    options: SessionConfigSelectOptions
-    """The set of selectable options."""
-
-
-class SessionConfigBoolean(Struct, kw_only=True, tag_field="type", tag="boolean"):
-    """A boolean on/off toggle session configuration option payload."""
-
-    current_value: bool = field(name="currentValue")
-    """The current value of the boolean option."""
-
-
-class LoadSessionResponse(Struct, kw_only=True):
-    """Response from loading an existing session."""
-
-    modes: SessionModeState | None | UnsetType = UNSET
-    """Initial mode state if supported by the Agent"""
-    config_options: list[SessionConfigOption] | None | UnsetType = field(default=UNSET, name="configOptions")
-    """Initial session configuration options if supported by the Agent."""
     meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2099,20 +1054,6 @@ class SessionInfo(Struct, kw_only=True):
     """ISO 8601 timestamp of last activity"""
     archived: bool | None | UnsetType = UNSET
     """**UNSTABLE**"""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class DeleteSessionResponse(Struct, kw_only=True):
-    """Response from deleting a session."""
-
     meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2204,68 +1145,6 @@ class SetSessionTitleResponse(Struct, kw_only=True):
             self.meta = _rt.nullable_raw_object(self.meta)
 
 
-class ResumeSessionResponse(Struct, kw_only=True):
-    """Response from resuming an existing session."""
-
-    modes: SessionModeState | None | UnsetType = UNSET
-    """Initial mode state if supported by the Agent"""
-    config_options: list[SessionConfigOption] | None | UnsetType = field(default=UNSET, name="configOptions")
-    """Initial session configuration options if supported by the Agent."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class CloseSessionResponse(Struct, kw_only=True):
-    """Response from closing a session."""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class SetSessionModeResponse(Struct, kw_only=True):
-    """Response to `session/set_mode` method."""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class SetSessionConfigOptionResponse(Struct, kw_only=True):
-    """Response to `session/set_config_option` method."""
-
-    config_options: list[SessionConfigOption] = field(name="configOptions")
-    """The full set of configuration options and their current values."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
 class PromptResponse(Struct, kw_only=True):
     """Response from processing a user prompt."""
 
@@ -2326,98 +1205,6 @@ class SessionNotification(Struct, kw_only=True):
     """The ID of the session this update pertains to."""
     update: SessionUpdate
     """The actual update content."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class ContentChunk(Struct, kw_only=True):
-    """A streamed item of content"""
-
-    content: ContentBlock
-    """A single item of content"""
-    message_id: MessageId | None | UnsetType = field(default=UNSET, name="messageId")
-    """A unique identifier for the message this chunk belongs to."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class ToolCall(Struct, kw_only=True, tag_field="sessionUpdate", tag="tool_call"):
-    """Represents a tool call that the language model has requested."""
-
-    tool_call_id: ToolCallId = field(name="toolCallId")
-    """Unique identifier for this tool call within the session."""
-    title: str
-    """Human-readable title describing what the tool is doing."""
-    name: str | None | UnsetType = UNSET
-    """Programmatic name of the tool being invoked."""
-    kind: ToolKind | UnsetType = UNSET
-    """The category of tool being invoked.
-    Helps clients choose appropriate icons and UI treatment.
-    """
-    status: ToolCallStatus | UnsetType = UNSET
-    """Current execution status of the tool call."""
-    content: list[ToolCallContent] | UnsetType = UNSET
-    """Content produced by the tool call."""
-    locations: list[ToolCallLocation] | UnsetType = UNSET
-    """File locations affected by this tool call.
-    Enables "follow-along" features in clients.
-    """
-    raw_input: Raw | UnsetType = field(default=UNSET, name="rawInput")
-    """Raw input parameters sent to the tool."""
-    raw_output: Raw | UnsetType = field(default=UNSET, name="rawOutput")
-    """Raw output returned by the tool."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class PlanEntry(Struct, kw_only=True):
-    """A single entry in the execution plan."""
-
-    content: str
-    """Human-readable description of what this task aims to accomplish."""
-    priority: PlanEntryPriority
-    """The relative importance of this task.
-    Used to indicate which tasks are most critical to the overall goal.
-    """
-    status: PlanEntryStatus
-    """Current execution status of this task."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class Plan(Struct, kw_only=True, tag_field="sessionUpdate", tag="plan"):
-    """An execution plan for accomplishing complex tasks."""
-
-    entries: list[PlanEntry]
-    """The list of tasks to be accomplished."""
     meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -2509,210 +1296,6 @@ class PlanRemoved(Struct, kw_only=True, tag_field="sessionUpdate", tag="plan_rem
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
     these keys.
     """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class AvailableCommand(Struct, kw_only=True):
-    """Information about a command."""
-
-    name: str
-    """Command name (e.g., `create_plan`, `research_codebase`)."""
-    description: str
-    """Human-readable description of what the command does."""
-    input: AvailableCommandInput | None | UnsetType = UNSET
-    """Input for the command if required"""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class UnstructuredCommandInput(Struct, kw_only=True):
-    """All text that was typed after the command name is provided as input."""
-
-    hint: str
-    """A hint to display when the input hasn't been provided yet"""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class AvailableCommandsUpdate(Struct, kw_only=True, tag_field="sessionUpdate", tag="available_commands_update"):
-    """Available commands are ready or have changed"""
-
-    available_commands: list[AvailableCommand] = field(name="availableCommands")
-    """Commands the agent can execute"""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class CurrentModeUpdate(Struct, kw_only=True, tag_field="sessionUpdate", tag="current_mode_update"):
-    """The current mode of the session has changed"""
-
-    current_mode_id: SessionModeId = field(name="currentModeId")
-    """The ID of the current mode"""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class ConfigOptionUpdate(Struct, kw_only=True, tag_field="sessionUpdate", tag="config_option_update"):
-    """Session configuration options have been updated."""
-
-    config_options: list[SessionConfigOption] = field(name="configOptions")
-    """The full set of configuration options and their current values."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class SessionInfoUpdate(Struct, kw_only=True, tag_field="sessionUpdate", tag="session_info_update"):
-    """Update to session metadata. All fields are optional to support partial updates."""
-
-    title: str | None | UnsetType = UNSET
-    """Human-readable title for the session. Set to null to clear."""
-    updated_at: str | None | UnsetType = field(default=UNSET, name="updatedAt")
-    """ISO 8601 timestamp of last activity. Set to null to clear."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class Cost(Struct, kw_only=True):
-    """Cost information for a session."""
-
-    amount: float
-    """Total cumulative cost for session."""
-    currency: str
-    """Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another
-    unit such as "credits".
-    """
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        self.amount = _rt.f64(self.amount)
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class UsageUpdate(Struct, kw_only=True, tag_field="sessionUpdate", tag="usage_update"):
-    """Context window and cost update for a session."""
-
-    used: U64
-    """Tokens currently in context."""
-    size: U64
-    """Total context window size in tokens."""
-    cost: Cost | None | UnsetType = UNSET
-    """Cumulative session cost (optional)."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        _rt.u64(self.used)
-        _rt.u64(self.size)
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class Notice(Struct, kw_only=True, tag_field="sessionUpdate", tag="notice"):
-    """Fire-and-forget information for the user."""
-
-    severity: NoticeSeverity
-    """Presentation severity hint."""
-    title: Annotated[str, Meta(min_length=1)]
-    """Required non-empty plain-text title that can stand alone."""
-    description: str | None | UnsetType = UNSET
-    """Optional plain-text detail or guidance."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """Metadata scoped to this notice."""
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class CompactionUpdate(Struct, kw_only=True, tag_field="sessionUpdate", tag="compaction_update"):
-    """A context compaction upsert. The first notification fixes the compaction's
-    timeline position. Later updates with the same ID patch that entity in place.
-    Agents MUST only send this update when the Client advertised
-    the `session.compaction` Client capability.
-    """
-
-    compaction_id: CompactionId = field(name="compactionId")
-    """The Agent-owned ID of this compaction, unique within the session."""
-    status: CompactionStatus
-    """Current lifecycle status."""
-    summary: list[ContentBlock] | None | UnsetType = UNSET
-    """Complete replacement user-displayable summary content for the compaction."""
-    error: str | None | UnsetType = UNSET
-    """Human-readable error details for the compaction."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """Extensible metadata patch for this compaction."""
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class CompactionSummaryChunk(Struct, kw_only=True, tag_field="sessionUpdate", tag="compaction_summary_chunk"):
-    """A content block appended to a compaction's summary. A first-seen ID creates
-    an in-progress compaction. Chunks append in receive order.
-    Agents MUST only send this update when the Client advertised
-    the `session.compaction` Client capability.
-    """
-
-    compaction_id: CompactionId = field(name="compactionId")
-    """ID of the compaction whose summary receives this content."""
-    content: ContentBlock
-    """One content block to append."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """Metadata scoped to this chunk. Omission and `null` both mean absent."""
 
     def __post_init__(self) -> None:
         if self.meta is not UNSET:
@@ -2919,22 +1502,6 @@ class SessionMessageChunk(Struct, kw_only=True, tag_field="sessionUpdate", tag="
             self.meta = _rt.nullable_raw_object(self.meta)
 
 
-class CompleteElicitationNotification(Struct, kw_only=True):
-    """Notification sent by the agent when a URL-based elicitation is complete."""
-
-    elicitation_id: ElicitationId = field(name="elicitationId")
-    """The ID of the elicitation that completed."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
 class AuthStatusUpdateNotification(Struct, kw_only=True):
     """**UNSTABLE**"""
 
@@ -2942,40 +1509,6 @@ class AuthStatusUpdateNotification(Struct, kw_only=True):
     """Whether the agent can start sessions without the user signing in first."""
     accounts: list[AuthAccount] | UnsetType = UNSET
     """The accounts the agent has configured, for display."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class FileSystemCapabilities(Struct, kw_only=True):
-    """File system capabilities that a client may support."""
-
-    read_text_file: bool = field(default=False, name="readTextFile")
-    """Whether the Client supports `fs/read_text_file` requests."""
-    write_text_file: bool = field(default=False, name="writeTextFile")
-    """Whether the Client supports `fs/write_text_file` requests."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class AuthCapabilities(Struct, kw_only=True):
-    """Authentication capabilities supported by the client."""
-
-    terminal: bool = False
-    """Whether the client supports `terminal` authentication methods."""
     meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3042,66 +1575,6 @@ class InitializeRequest(Struct, kw_only=True):
             self.meta = _rt.nullable_raw_object(self.meta)
 
 
-class ClientSessionCapabilities(Struct, kw_only=True):
-    """Session-related capabilities supported by the client."""
-
-    compaction: CompactionCapabilities | None | UnsetType = UNSET
-    """Support for ID-addressed context compaction updates. Omitted or `null`
-    means unsupported. `{}` advertises the complete compaction contract.
-    """
-    config_options: SessionConfigOptionsCapabilities | None | UnsetType = field(default=UNSET, name="configOptions")
-    """Config option capabilities supported by the client."""
-    notices: NoticeCapabilities | None | UnsetType = UNSET
-    """Support for live user-facing `notice` session updates."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class CompactionCapabilities(Struct, kw_only=True):
-    """Client support for ID-addressed context compaction updates."""
-
-
-class SessionConfigOptionsCapabilities(Struct, kw_only=True):
-    """Session configuration option capabilities supported by the client."""
-
-    boolean: BooleanConfigOptionCapabilities | None | UnsetType = UNSET
-    """Whether the client supports boolean session configuration options."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class BooleanConfigOptionCapabilities(Struct, kw_only=True):
-    """Capabilities for boolean session configuration options."""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class NoticeCapabilities(Struct, kw_only=True):
-    """Client support for presenting live notices to the user."""
-
-
 class SubagentCapabilities(Struct, kw_only=True):
     """**UNSTABLE**"""
 
@@ -3119,70 +1592,6 @@ class SubagentCapabilities(Struct, kw_only=True):
 class PlanCapabilities(Struct, kw_only=True):
     """**UNSTABLE**"""
 
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class ElicitationCapabilities(Struct, kw_only=True):
-    """Elicitation capabilities supported by the client."""
-
-    form: ElicitationFormCapabilities | None | UnsetType = UNSET
-    """Whether the client supports form-based elicitation."""
-    url: ElicitationUrlCapabilities | None | UnsetType = UNSET
-    """Whether the client supports URL-based elicitation."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class ElicitationFormCapabilities(Struct, kw_only=True):
-    """Form-based elicitation capabilities."""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class ElicitationUrlCapabilities(Struct, kw_only=True):
-    """URL-based elicitation capabilities."""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class AuthenticateRequest(Struct, kw_only=True):
-    """Request parameters for the authenticate method."""
-
-    method_id: AuthMethodId = field(name="methodId")
-    """The ID of the authentication method to use.
-    Must be one of the methods advertised in the initialize response.
-    """
     meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3248,20 +1657,6 @@ class DisableProviderRequest(Struct, kw_only=True):
             self.meta = _rt.nullable_raw_object(self.meta)
 
 
-class LogoutRequest(Struct, kw_only=True):
-    """Request parameters for the logout method."""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
 class AuthStatusRequest(Struct, kw_only=True):
     """**UNSTABLE**"""
 
@@ -3298,64 +1693,6 @@ class NewSessionRequest(Struct, kw_only=True):
             self.meta = _rt.nullable_raw_object(self.meta)
 
 
-class HttpHeader(Struct, kw_only=True):
-    """An HTTP header to set when making requests to the MCP server."""
-
-    name: str
-    """The name of the HTTP header."""
-    value: str
-    """The value to set for the HTTP header."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class McpServerHttp(Struct, kw_only=True, tag_field="type", tag="http"):
-    """HTTP transport configuration for MCP."""
-
-    name: str
-    """Human-readable name identifying this MCP server."""
-    url: str
-    """URL to the MCP server."""
-    headers: list[HttpHeader]
-    """HTTP headers to set when making requests to the MCP server."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class McpServerSse(Struct, kw_only=True, tag_field="type", tag="sse"):
-    """SSE transport configuration for MCP."""
-
-    name: str
-    """Human-readable name identifying this MCP server."""
-    url: str
-    """URL to the MCP server."""
-    headers: list[HttpHeader]
-    """HTTP headers to set when making requests to the MCP server."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
 class McpServerAcp(Struct, kw_only=True, tag_field="type", tag="acp"):
     """**UNSTABLE**"""
 
@@ -3363,28 +1700,6 @@ class McpServerAcp(Struct, kw_only=True, tag_field="type", tag="acp"):
     """Human-readable name identifying this MCP server."""
     server_id: McpServerAcpId = field(name="serverId")
     """Unique identifier for this MCP server, generated by the component providing it."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class McpServerStdio(Struct, kw_only=True):
-    """Stdio transport configuration for MCP."""
-
-    name: str
-    """Human-readable name identifying this MCP server."""
-    command: str
-    """Absolute path to the MCP server executable."""
-    args: list[str]
-    """Command-line arguments to pass to the MCP server."""
-    env: list[EnvVariable]
-    """Environment variables to set when launching the MCP server."""
     meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3447,22 +1762,6 @@ class ListSessionsRequest(Struct, kw_only=True):
     """Opaque cursor token from a previous response's nextCursor field for cursor-based pagination"""
     archived: SessionArchiveFilter | None | UnsetType = UNSET
     """**UNSTABLE**"""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class DeleteSessionRequest(Struct, kw_only=True):
-    """Request parameters for deleting an existing session from `session/list`."""
-
-    session_id: SessionId = field(name="sessionId")
-    """The ID of the session to delete."""
     meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at
@@ -3588,316 +1887,6 @@ class ResumeSessionRequest(Struct, kw_only=True):
             self.meta = _rt.nullable_raw_object(self.meta)
 
 
-class CloseSessionRequest(Struct, kw_only=True):
-    """Request parameters for closing an active session."""
-
-    session_id: SessionId = field(name="sessionId")
-    """The ID of the session to close."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class SetSessionModeRequest(Struct, kw_only=True):
-    """Request parameters for setting a session mode."""
-
-    session_id: SessionId = field(name="sessionId")
-    """The ID of the session to set the mode for."""
-    mode_id: SessionModeId = field(name="modeId")
-    """The ID of the mode to set."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class SetSessionConfigOptionRequestVariantBoolean(Struct, kw_only=True, tag_field="type", tag="boolean"):
-    """A boolean value (`type: "boolean"`)."""
-
-    value: bool
-    """The boolean value."""
-
-
-class SetSessionConfigOptionRequestVariantValueId(Struct, kw_only=True):
-    """A `SessionConfigValueId` string value."""
-
-    value: SessionConfigValueId
-    """The value ID."""
-
-
-class SetSessionConfigOptionRequest(Flattened):
-    """Request parameters for setting a session configuration option."""
-
-    __slots__ = ("config_id", "meta", "session_id", "variant")
-    _wire: ClassVar[tuple[str, ...]] = ("sessionId", "configId", "_meta")
-
-    session_id: SessionId
-    """The ID of the session to set the configuration option for."""
-    config_id: SessionConfigId
-    """The ID of the configuration option to set."""
-    meta: NullableRaw | UnsetType
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-    variant: SetSessionConfigOptionRequestVariant
-    """The variant part of this object."""
-
-    def __init__(
-        self,
-        *,
-        session_id: SessionId,
-        config_id: SessionConfigId,
-        meta: NullableRaw | UnsetType = UNSET,
-        variant: SetSessionConfigOptionRequestVariant,
-    ) -> None:
-        self.session_id = session_id
-        self.config_id = config_id
-        self.meta = meta
-        self.variant = variant
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-    def _members(self) -> list[tuple[str, bytes]]:
-        out: list[tuple[str, bytes]] = []
-        out.append(("sessionId", _rt.member_bytes(self.session_id)))
-        out.append(("configId", _rt.member_bytes(self.config_id)))
-        if self.meta is not UNSET:
-            out.append(("_meta", _rt.member_bytes(self.meta)))
-        out += _rt.variant_members(self.variant, self._wire)
-        return out
-
-
-class PromptRequest(Struct, kw_only=True):
-    """Request parameters for sending a user prompt to the agent."""
-
-    session_id: SessionId = field(name="sessionId")
-    """The ID of the session to send this user message to"""
-    prompt: list[ContentBlock]
-    """The blocks of content that compose the user's message."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class WriteTextFileResponse(Struct, kw_only=True):
-    """Response to `fs/write_text_file`"""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class ReadTextFileResponse(Struct, kw_only=True):
-    """Response containing the contents of a text file."""
-
-    content: str
-    """Content payload returned by this response."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class RequestPermissionResponse(Struct, kw_only=True):
-    """Response to a permission request."""
-
-    outcome: RequestPermissionOutcome
-    """The user's decision on the permission request."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class SelectedPermissionOutcome(Struct, kw_only=True, tag_field="outcome", tag="selected"):
-    """The user selected one of the provided options."""
-
-    option_id: PermissionOptionId = field(name="optionId")
-    """The ID of the option the user selected."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class CreateTerminalResponse(Struct, kw_only=True):
-    """Response containing the ID of the created terminal."""
-
-    terminal_id: TerminalId = field(name="terminalId")
-    """The unique identifier for the created terminal."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class TerminalOutputResponse(Struct, kw_only=True):
-    """Response containing the terminal output and exit status."""
-
-    output: str
-    """The terminal output captured so far."""
-    truncated: bool
-    """Whether the output was truncated due to byte limits."""
-    exit_status: TerminalExitStatus | None | UnsetType = field(default=UNSET, name="exitStatus")
-    """Exit status if the command has completed."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class TerminalExitStatus(Struct, kw_only=True):
-    """Exit status of a terminal command."""
-
-    exit_code: U32 | None | UnsetType = field(default=UNSET, name="exitCode")
-    """The process exit code (may be null if terminated by signal)."""
-    signal: str | None | UnsetType = UNSET
-    """The signal that terminated the process (may be null if exited normally)."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class ReleaseTerminalResponse(Struct, kw_only=True):
-    """Response to terminal/release method"""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class WaitForTerminalExitResponse(Struct, kw_only=True):
-    """Response containing the exit status of a terminal command."""
-
-    exit_code: U32 | None | UnsetType = field(default=UNSET, name="exitCode")
-    """The process exit code (may be null if terminated by signal)."""
-    signal: str | None | UnsetType = UNSET
-    """The signal that terminated the process (may be null if exited normally)."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class KillTerminalResponse(Struct, kw_only=True):
-    """Response to `terminal/kill` method"""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class CreateElicitationResponse(Flattened):
-    """Response from the client to an elicitation request."""
-
-    __slots__ = ("meta", "variant")
-    _wire: ClassVar[tuple[str, ...]] = ("_meta",)
-
-    meta: NullableRaw | UnsetType
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-    variant: CreateElicitationResponseVariant
-    """The variant part of this object."""
-
-    def __init__(self, *, meta: NullableRaw | UnsetType = UNSET, variant: CreateElicitationResponseVariant) -> None:
-        self.meta = meta
-        self.variant = variant
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-    def _members(self) -> list[tuple[str, bytes]]:
-        out: list[tuple[str, bytes]] = []
-        if self.meta is not UNSET:
-            out.append(("_meta", _rt.member_bytes(self.meta)))
-        out += _rt.variant_members(self.variant, self._wire)
-        return out
-
-
-class ElicitationAcceptAction(Struct, kw_only=True, tag_field="action", tag="accept"):
-    """The user accepted the elicitation and provided content."""
-
-    content: dict[str, ElicitationContentValue] | None | UnsetType = UNSET
-    """The user-provided content, if any, as an object matching the requested schema."""
-
-    def __post_init__(self) -> None:
-        if self.content is not UNSET and self.content is not None:
-            self.content = {k: _rt.f64_in_union(x) for k, x in self.content.items()}
-
-
 class MessageMcpResponseResult(Struct, kw_only=True):
     """An opaque inner MCP result."""
 
@@ -3935,22 +1924,6 @@ class McpError(Struct, kw_only=True):
     """Optional error data. Explicit null is retained."""
 
 
-class CancelNotification(Struct, kw_only=True):
-    """Notification to cancel ongoing operations for a session."""
-
-    session_id: SessionId = field(name="sessionId")
-    """The ID of the session to cancel operations for."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
 class MessageMcpNotification(Struct, kw_only=True):
     """**UNSTABLE**"""
 
@@ -3971,22 +1944,6 @@ class MessageMcpNotification(Struct, kw_only=True):
     def __post_init__(self) -> None:
         if self.params is not UNSET:
             self.params = _rt.nullable_raw_object(self.params)
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class CancelRequestNotification(Struct, kw_only=True):
-    """Notification to cancel an ongoing request."""
-
-    request_id: RequestId = field(name="requestId")
-    """The ID of the request to cancel."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at
-    these keys.
-    """
-
-    def __post_init__(self) -> None:
         if self.meta is not UNSET:
             self.meta = _rt.nullable_raw_object(self.meta)
 
@@ -4027,22 +1984,6 @@ class ProxySuccessorNotification(Struct, kw_only=True):
             self.meta = _rt.nullable_raw_object(self.meta)
 
 
-class SessionUpdateUserMessageChunk(ContentChunk, tag_field="sessionUpdate", tag="user_message_chunk"):
-    """A chunk of the user's message being streamed."""
-
-
-class SessionUpdateAgentMessageChunk(ContentChunk, tag_field="sessionUpdate", tag="agent_message_chunk"):
-    """A chunk of the agent's response being streamed."""
-
-
-class SessionUpdateAgentThoughtChunk(ContentChunk, tag_field="sessionUpdate", tag="agent_thought_chunk"):
-    """A chunk of the agent's internal reasoning being streamed."""
-
-
-class SessionUpdateToolCallUpdate(ToolCallUpdate, tag_field="sessionUpdate", tag="tool_call_update"):
-    """Update on the status or results of a tool call."""
-
-
 class IdleStateUpdateVariantEndTurn(Struct, kw_only=True, tag_field="stopReason", tag="end_turn"):
     """The work ended successfully."""
 
@@ -4065,106 +2006,37 @@ class IdleStateUpdateVariantCancelled(Struct, kw_only=True, tag_field="stopReaso
     """The work was cancelled."""
 
 
-class RequestPermissionOutcomeCancelled(Struct, kw_only=True, tag_field="outcome", tag="cancelled"):
-    """The prompt turn was cancelled before the user responded."""
-
-
-class CreateElicitationResponseVariantDecline(Struct, kw_only=True, tag_field="action", tag="decline"):
-    """The user declined the elicitation."""
-
-
-class CreateElicitationResponseVariantCancel(Struct, kw_only=True, tag_field="action", tag="cancel"):
-    """The elicitation was cancelled."""
-
-
 # Content produced by a tool call.
-if TYPE_CHECKING:
-    ToolCallContent: TypeAlias = Content | Diff | Terminal | Unknown
-else:
-    ToolCallContent = Content | Diff | Terminal
 
 
 # Content blocks represent displayable information in the Agent Client Protocol.
-if TYPE_CHECKING:
-    ContentBlock: TypeAlias = TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource | Unknown
-else:
-    ContentBlock = TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource
 
 
 # Resource content that can be embedded in a message.
-if TYPE_CHECKING:
-    EmbeddedResourceResource: TypeAlias = TextResourceContents | BlobResourceContents
-else:
-    EmbeddedResourceResource = SlowOnly  # msgspec cannot decode it: the slow path does
 
 
 # The variant part of [`CreateElicitationRequest`].
-if TYPE_CHECKING:
-    CreateElicitationRequestVariant: TypeAlias = ElicitationFormMode | ElicitationUrlMode | Unknown
-else:
-    CreateElicitationRequestVariant = SlowOnly  # msgspec cannot decode it: the slow path does
 
 
 # Property schema for elicitation form fields.
-if TYPE_CHECKING:
-    ElicitationPropertySchema: TypeAlias = (
-        StringPropertySchema
-        | NumberPropertySchema
-        | IntegerPropertySchema
-        | BooleanPropertySchema
-        | MultiSelectPropertySchema
-        | Unknown
-    )
-else:
-    ElicitationPropertySchema = (
-        StringPropertySchema
-        | NumberPropertySchema
-        | IntegerPropertySchema
-        | BooleanPropertySchema
-        | MultiSelectPropertySchema
-    )
 
 
 # Items for a multi-select (array) property schema.
-if TYPE_CHECKING:
-    MultiSelectItems: TypeAlias = StringMultiSelectItems | TitledMultiSelectItems | Unknown
-else:
-    MultiSelectItems = SlowOnly  # msgspec cannot decode it: the slow path does
 
 
 # The variant part of [`ElicitationFormMode`].
-if TYPE_CHECKING:
-    ElicitationFormModeVariant: TypeAlias = ElicitationSessionScope | ElicitationRequestScope
-else:
-    ElicitationFormModeVariant = SlowOnly  # msgspec cannot decode it: the slow path does
 
 
 # The variant part of [`ElicitationUrlMode`].
-if TYPE_CHECKING:
-    ElicitationUrlModeVariant: TypeAlias = ElicitationSessionScope | ElicitationRequestScope
-else:
-    ElicitationUrlModeVariant = SlowOnly  # msgspec cannot decode it: the slow path does
 
 
 # Describes an available authentication method.
-if TYPE_CHECKING:
-    AuthMethod: TypeAlias = AuthMethodTerminal | AuthMethodAgent | Unknown
-else:
-    AuthMethod = SlowOnly  # msgspec cannot decode it: the slow path does
 
 
 # The variant part of [`SessionConfigOption`].
-if TYPE_CHECKING:
-    SessionConfigOptionVariant: TypeAlias = SessionConfigSelect | SessionConfigBoolean | Unknown
-else:
-    SessionConfigOptionVariant = SessionConfigSelect | SessionConfigBoolean
 
 
 # Possible values for a session configuration option.
-if TYPE_CHECKING:
-    SessionConfigSelectOptions: TypeAlias = list[SessionConfigSelectOption] | list[SessionConfigSelectGroup]
-else:
-    SessionConfigSelectOptions = SlowOnly  # msgspec cannot decode it: the slow path does
 
 
 # Different types of updates that can be sent during session processing.
@@ -4223,7 +2095,6 @@ else:
 
 
 # The input specification for a command.
-AvailableCommandInput: TypeAlias = UnstructuredCommandInput
 
 
 # **UNSTABLE**
@@ -4265,37 +2136,15 @@ else:
 
 
 # The variant part of [`SetSessionConfigOptionRequest`].
-if TYPE_CHECKING:
-    SetSessionConfigOptionRequestVariant: TypeAlias = (
-        SetSessionConfigOptionRequestVariantBoolean | SetSessionConfigOptionRequestVariantValueId | Unknown
-    )
-else:
-    SetSessionConfigOptionRequestVariant = SlowOnly  # msgspec cannot decode it: the slow path does
 
 
 # The outcome of a permission request.
-if TYPE_CHECKING:
-    RequestPermissionOutcome: TypeAlias = RequestPermissionOutcomeCancelled | SelectedPermissionOutcome | Unknown
-else:
-    RequestPermissionOutcome = RequestPermissionOutcomeCancelled | SelectedPermissionOutcome
 
 
 # The variant part of [`CreateElicitationResponse`].
-if TYPE_CHECKING:
-    CreateElicitationResponseVariant: TypeAlias = (
-        ElicitationAcceptAction
-        | CreateElicitationResponseVariantDecline
-        | CreateElicitationResponseVariantCancel
-        | Unknown
-    )
-else:
-    CreateElicitationResponseVariant = (
-        ElicitationAcceptAction | CreateElicitationResponseVariantDecline | CreateElicitationResponseVariantCancel
-    )
 
 
 # Allowed wire representations for `ElicitationContentValue`.
-ElicitationContentValue: TypeAlias = str | I64 | float | bool | list[str]
 
 
 # **UNSTABLE**

@@ -6,10 +6,36 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Annotated, ClassVar, Final, Literal, TypeAlias
+from typing import TYPE_CHECKING, Annotated, ClassVar, Final, TypeAlias
 
 from msgspec import UNSET, Meta, Raw, Struct, UnsetType, field
 
+from agentproto.acp.generated.v1 import (
+    AuthMethodId,
+    CompactionId,
+    CompactionStatus,
+    CreateElicitationResponseVariantCancel,
+    CreateElicitationResponseVariantDecline,
+    ElicitationId,
+    ElicitationSchemaType,
+    ElicitationSessionScope,
+    ExtNotification,
+    ExtRequest,
+    ExtResponse,
+    MessageId,
+    NoticeSeverity,
+    PermissionOptionId,
+    ProtocolVersion,
+    SessionConfigBoolean,
+    SessionConfigGroupId,
+    SessionConfigId,
+    SessionConfigOptionCategory,
+    SessionConfigValueId,
+    SessionId,
+    SetSessionConfigOptionRequestVariantBoolean,
+    TerminalId,
+    ToolCallId,
+)
 from agentproto.acp.rules import Gate, MethodInfo, SessionRule, SurfaceRules, ValueGate
 from agentproto.acp.surface import Surface
 from agentproto.codec import Flattened, Unknown
@@ -255,11 +281,9 @@ RULES: Final = SurfaceRules(
 
 
 # A unique identifier for a conversation session between a client and agent.
-SessionId: TypeAlias = str
 
 
 # Unique identifier for a tool call within a session.
-ToolCallId: TypeAlias = str
 
 
 # Categories of tools that can be invoked.
@@ -301,11 +325,9 @@ DiffPatchFormat: TypeAlias = str
 
 
 # Unique identifier for an agent-owned terminal within a session.
-TerminalId: TypeAlias = str
 
 
 # Unique identifier for a permission option.
-PermissionOptionId: TypeAlias = str
 
 
 # The type of permission option being presented to the user.
@@ -314,7 +336,6 @@ PermissionOptionKind: TypeAlias = str
 
 
 # Type discriminator for elicitation schemas.
-ElicitationSchemaType: TypeAlias = Literal["object"]
 
 
 # String format types for string properties in elicitation schemas.
@@ -323,38 +344,30 @@ StringFormat: TypeAlias = str
 
 
 # Unique identifier for an elicitation.
-ElicitationId: TypeAlias = str
 
 
 # Allows for sending an arbitrary request that is not part of the ACP spec.
 # Extension methods provide a way to add custom functionality while maintaining
 # protocol compatibility.
-ExtRequest: TypeAlias = Raw
 
 
 # Protocol version identifier.
-ProtocolVersion: TypeAlias = U16
 
 
 # Typed identifier used for auth method values on the wire.
-AuthMethodId: TypeAlias = str
 
 
 # Unique identifier for a session configuration option.
-SessionConfigId: TypeAlias = str
 
 
 # Semantic category for a session configuration option.
 # Open: values other than these are kept as strings: mode, model, model_config, thought_level.
-SessionConfigOptionCategory: TypeAlias = str
 
 
 # Unique identifier for a session configuration option value.
-SessionConfigValueId: TypeAlias = str
 
 
 # Unique identifier for a session configuration option value group.
-SessionConfigGroupId: TypeAlias = str
 
 
 # An opaque cursor used to paginate `session/list` results.
@@ -362,13 +375,11 @@ SessionListCursor: TypeAlias = str
 
 
 # Identifier for a message, unique among messages of the same type within a session.
-MessageId: TypeAlias = str
 
 
 # Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.
 # Extension methods provide a way to add custom functionality while maintaining
 # protocol compatibility.
-ExtResponse: TypeAlias = Raw
 
 
 # Unique identifier for a plan within a session.
@@ -387,22 +398,18 @@ PlanEntryStatus: TypeAlias = str
 
 # Severity hint for a session notice.
 # Open: values other than these are kept as strings: info, warning, error.
-NoticeSeverity: TypeAlias = str
 
 
 # Unique identifier for a context compaction within a session.
-CompactionId: TypeAlias = str
 
 
 # Lifecycle state of a context compaction.
 # Open: values other than these are kept as strings: in_progress, completed, failed, cancelled.
-CompactionStatus: TypeAlias = str
 
 
 # Allows either side to send an arbitrary notification that is not part of the ACP spec.
 # Extension notifications provide a way to send one-way messages for custom functionality
 # while maintaining protocol compatibility.
-ExtNotification: TypeAlias = Raw
 
 
 class RequestPermissionRequest(Struct, kw_only=True):
@@ -943,15 +950,6 @@ class CreateElicitationRequest(Flattened):
             out.append(("_meta", _rt.member_bytes(self.meta)))
         out += _rt.variant_members(self.variant, self._wire)
         return out
-
-
-class ElicitationSessionScope(Struct, kw_only=True):
-    """Session-scoped elicitation, optionally tied to a specific tool call."""
-
-    session_id: SessionId = field(name="sessionId")
-    """The session this elicitation is tied to."""
-    tool_call_id: ToolCallId | None | UnsetType = field(default=UNSET, name="toolCallId")
-    """Optional tool call within the session."""
 
 
 class ElicitationRequestScope(Struct, kw_only=True):
@@ -1698,13 +1696,6 @@ class SessionConfigSelect(Struct, kw_only=True, tag_field="type", tag="select"):
     """The set of selectable options. MUST contain at least one value, and each `value` MUST be
     unique within the option, including across groups.
     """
-
-
-class SessionConfigBoolean(Struct, kw_only=True, tag_field="type", tag="boolean"):
-    """A boolean on/off toggle session configuration option payload."""
-
-    current_value: bool = field(name="currentValue")
-    """The current value of the boolean option."""
 
 
 class TextCommandInput(Struct, kw_only=True, tag_field="type", tag="text"):
@@ -2902,13 +2893,6 @@ class SetSessionConfigOptionRequestVariantId(Struct, kw_only=True, tag_field="ty
     """The value ID."""
 
 
-class SetSessionConfigOptionRequestVariantBoolean(Struct, kw_only=True, tag_field="type", tag="boolean"):
-    """A boolean value (`type: "boolean"`)."""
-
-    value: bool
-    """The boolean value."""
-
-
 class SetSessionConfigOptionRequest(Flattened):
     """Request parameters for setting a session configuration option."""
 
@@ -3170,14 +3154,6 @@ class IdleStateUpdateVariantCancelled(Struct, kw_only=True, tag_field="stopReaso
     stops for its own reasons uses another reason, such as `error` for an
     internal timeout.
     """
-
-
-class CreateElicitationResponseVariantDecline(Struct, kw_only=True, tag_field="action", tag="decline"):
-    """The user declined the elicitation."""
-
-
-class CreateElicitationResponseVariantCancel(Struct, kw_only=True, tag_field="action", tag="cancel"):
-    """The elicitation was cancelled."""
 
 
 # The operation requiring permission.

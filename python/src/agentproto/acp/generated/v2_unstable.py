@@ -6,16 +6,227 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Annotated, ClassVar, Final, Literal, TypeAlias
+from typing import TYPE_CHECKING, ClassVar, Final, TypeAlias
 
-from msgspec import UNSET, Meta, Raw, Struct, UnsetType, field
+from msgspec import UNSET, Raw, Struct, UnsetType, field
 
+from agentproto.acp.generated.v1 import (
+    AuthMethodId,
+    CompactionId,
+    CompactionStatus,
+    CreateElicitationResponseVariantCancel,
+    CreateElicitationResponseVariantDecline,
+    ElicitationId,
+    ElicitationSchemaType,
+    ElicitationSessionScope,
+    ExtNotification,
+    ExtRequest,
+    ExtResponse,
+    MessageId,
+    NoticeSeverity,
+    PermissionOptionId,
+    ProtocolVersion,
+    SessionConfigBoolean,
+    SessionConfigGroupId,
+    SessionConfigId,
+    SessionConfigOptionCategory,
+    SessionConfigValueId,
+    SessionId,
+    SetSessionConfigOptionRequestVariantBoolean,
+    TerminalId,
+    ToolCallId,
+)
+from agentproto.acp.generated.v1_unstable import (
+    AuthState,
+    LlmProtocol,
+    McpError,
+    McpRequestId,
+    McpServerAcpId,
+    ProviderId,
+    ProxySuccessorNotification,
+    ProxySuccessorRequest,
+    ProxySuccessorResponse,
+    SessionArchiveFilter,
+    SessionStatus,
+    SystemPromptMode,
+)
+from agentproto.acp.generated.v2 import (
+    AbsolutePath,
+    AgentMessage,
+    AgentThought,
+    Annotations,
+    AudioContent,
+    AuthMethod,
+    AuthMethodAgent,
+    AuthMethodTerminal,
+    AvailableCommand,
+    AvailableCommandInput,
+    AvailableCommandsUpdate,
+    BackgroundTerminal,
+    BackgroundToolCall,
+    BlobResourceContents,
+    BooleanPropertySchema,
+    CancelledPermissionOutcome,
+    CancelRequestNotification,
+    CancelSessionNotification,
+    CancelTerminalRequest,
+    CancelTerminalResponse,
+    CancelToolCallRequest,
+    CancelToolCallResponse,
+    ClientAuthCapabilities,
+    ClientCapabilities,
+    CloseSessionRequest,
+    CloseSessionResponse,
+    Command,
+    CommandPermissionSubject,
+    CompactionSummaryChunk,
+    CompactionUpdate,
+    CompleteElicitationNotification,
+    ConfigOptionUpdate,
+    Content,
+    ContentBlock,
+    ContentChunk,
+    Cost,
+    CreateElicitationRequest,
+    CreateElicitationRequestVariant,
+    CreateElicitationResponse,
+    CreateElicitationResponseVariant,
+    DeleteSessionRequest,
+    DeleteSessionResponse,
+    Diff,
+    DiffChange,
+    DiffChangeVariant,
+    DiffChangeVariantAdd,
+    DiffChangeVariantCopy,
+    DiffChangeVariantDelete,
+    DiffChangeVariantModify,
+    DiffChangeVariantMove,
+    DiffFileType,
+    DiffPatch,
+    DiffPatchFormat,
+    DiffPathChange,
+    DiffPathPairChange,
+    ElicitationAcceptAction,
+    ElicitationCapabilities,
+    ElicitationContentValue,
+    ElicitationFormCapabilities,
+    ElicitationFormMode,
+    ElicitationFormModeVariant,
+    ElicitationPropertySchema,
+    ElicitationRequestScope,
+    ElicitationSchema,
+    ElicitationUrlCapabilities,
+    ElicitationUrlMode,
+    ElicitationUrlModeVariant,
+    EmbeddedResource,
+    EmbeddedResourceResource,
+    EnumOption,
+    EnvVariable,
+    ErrorData,
+    ErrorStopReason,
+    HttpHeader,
+    Icon,
+    IconTheme,
+    IdleStateUpdateVariant,
+    IdleStateUpdateVariantCancelled,
+    IdleStateUpdateVariantEndTurn,
+    IdleStateUpdateVariantMaxTokens,
+    IdleStateUpdateVariantMaxTurnRequests,
+    IdleStateUpdateVariantRefusal,
+    ImageContent,
+    Implementation,
+    InitializeRequest,
+    IntegerPropertySchema,
+    LoginAuthRequest,
+    LoginAuthResponse,
+    LogoutAuthRequest,
+    LogoutAuthResponse,
+    McpHttpCapabilities,
+    McpServerHttp,
+    McpServerStdio,
+    McpStdioCapabilities,
+    MediaType,
+    MultiSelectItems,
+    MultiSelectPropertySchema,
+    NewSessionResponse,
+    Notice,
+    NumberPropertySchema,
+    PermissionOption,
+    PermissionOptionKind,
+    PlanEntry,
+    PlanEntryPriority,
+    PlanEntryStatus,
+    PlanId,
+    PlanItems,
+    PromptAudioCapabilities,
+    PromptCapabilities,
+    PromptEmbeddedContextCapabilities,
+    PromptImageCapabilities,
+    PromptRequest,
+    PromptResponse,
+    ReplayFrom,
+    ReplayFromStart,
+    RequestPermissionOutcome,
+    RequestPermissionRequest,
+    RequestPermissionResponse,
+    RequestPermissionSubject,
+    ResourceLink,
+    ResumeSessionResponse,
+    Role,
+    SelectedPermissionOutcome,
+    SessionAdditionalDirectoriesCapabilities,
+    SessionConfigOption,
+    SessionConfigOptionVariant,
+    SessionConfigSelect,
+    SessionConfigSelectGroup,
+    SessionConfigSelectOption,
+    SessionConfigSelectOptions,
+    SessionDeleteCapabilities,
+    SessionInfoUpdate,
+    SessionListCursor,
+    SessionNotFoundErrorData,
+    SessionUpdateAgentMessageChunk,
+    SessionUpdateAgentThoughtChunk,
+    SessionUpdateToolCallUpdate,
+    SessionUpdateUserMessageChunk,
+    SetSessionConfigOptionRequest,
+    SetSessionConfigOptionRequestVariant,
+    SetSessionConfigOptionRequestVariantId,
+    SetSessionConfigOptionResponse,
+    StringFormat,
+    StringMultiSelectItems,
+    StringPropertySchema,
+    Terminal,
+    TerminalAuthCapabilities,
+    TerminalCancelCapabilities,
+    TerminalCapabilities,
+    TerminalExitStatus,
+    TerminalOutput,
+    TerminalOutputChunk,
+    TerminalSize,
+    TerminalUpdate,
+    TextCommandInput,
+    TextContent,
+    TextResourceContents,
+    TitledMultiSelectItems,
+    ToolCallCancelCapabilities,
+    ToolCallCapabilities,
+    ToolCallContent,
+    ToolCallContentChunk,
+    ToolCallLocation,
+    ToolCallPermissionSubject,
+    ToolCallStatus,
+    ToolCallUpdate,
+    ToolKind,
+    UnsupportedProtocolVersionErrorData,
+    UsageUpdate,
+    UserMessage,
+)
 from agentproto.acp.rules import Gate, MethodInfo, SessionRule, SurfaceRules, ValueGate
 from agentproto.acp.surface import Surface
 from agentproto.codec import Flattened, Unknown
 from agentproto.codec import runtime as _rt
-from agentproto.codec.runtime import I32, I64, U16, U32, U64, NullableRaw, RequestId, SlowOnly
-from agentproto.jsonrpc import ErrorObject
+from agentproto.codec.runtime import U64, NullableRaw, SlowOnly
 
 __all__ = [
     "METHODS",
@@ -319,1023 +530,153 @@ RULES: Final = SurfaceRules(
 
 
 # A unique identifier for a conversation session between a client and agent.
-SessionId: TypeAlias = str
 
 
 # Unique identifier for a tool call within a session.
-ToolCallId: TypeAlias = str
 
 
 # Categories of tools that can be invoked.
 # Open: values other than these are kept as strings: read, edit, delete, move, search, execute, think, fetch, switch_mode, other.
-ToolKind: TypeAlias = str
 
 
 # Execution status of a tool call.
 # Open: values other than these are kept as strings: pending, in_progress, paused, completed, failed, cancelled.
-ToolCallStatus: TypeAlias = str
 
 
 # The sender or recipient of messages and data in a conversation.
 # Open: values other than these are kept as strings: assistant, user.
-Role: TypeAlias = str
 
 
 # An Internet media type identifying the format of protocol content.
-MediaType: TypeAlias = str
 
 
 # Theme an icon is designed for.
 # Open: values other than these are kept as strings: light, dark.
-IconTheme: TypeAlias = str
 
 
 # Kind of file content represented by a diff change.
 # Open: values other than these are kept as strings: text, binary, directory, symlink.
-DiffFileType: TypeAlias = str
 
 
 # An absolute filesystem path used by the protocol.
-AbsolutePath: TypeAlias = str
 
 
 # Text patch format used by `DiffPatch`.
 # Open: values other than these are kept as strings: git_patch.
-DiffPatchFormat: TypeAlias = str
 
 
 # Unique identifier for an agent-owned terminal within a session.
-TerminalId: TypeAlias = str
 
 
 # Unique identifier for a permission option.
-PermissionOptionId: TypeAlias = str
 
 
 # The type of permission option being presented to the user.
 # Open: values other than these are kept as strings: allow_once, allow_always, reject_once, reject_always.
-PermissionOptionKind: TypeAlias = str
 
 
 # Type discriminator for elicitation schemas.
-ElicitationSchemaType: TypeAlias = Literal["object"]
 
 
 # String format types for string properties in elicitation schemas.
 # Open: values other than these are kept as strings: email, uri, date, date-time.
-StringFormat: TypeAlias = str
 
 
 # Unique identifier for an elicitation.
-ElicitationId: TypeAlias = str
 
 
 # **UNSTABLE**
-McpServerAcpId: TypeAlias = str
 
 
 # **UNSTABLE**
-McpRequestId: TypeAlias = str
 
 
 # Allows for sending an arbitrary request that is not part of the ACP spec.
 # Extension methods provide a way to add custom functionality while maintaining
 # protocol compatibility.
-ExtRequest: TypeAlias = Raw
 
 
 # Protocol version identifier.
-ProtocolVersion: TypeAlias = U16
 
 
 # Typed identifier used for auth method values on the wire.
-AuthMethodId: TypeAlias = str
 
 
 # **UNSTABLE**
-ProviderId: TypeAlias = str
 
 
 # **UNSTABLE**
 # Open: values other than these are kept as strings: anthropic, openai, azure, vertex, bedrock.
-LlmProtocol: TypeAlias = str
 
 
 # **UNSTABLE**
 # Open: values other than these are kept as strings: authenticated, unauthenticated, not_required, unknown.
-AuthState: TypeAlias = str
 
 
 # Unique identifier for a session configuration option.
-SessionConfigId: TypeAlias = str
 
 
 # Semantic category for a session configuration option.
 # Open: values other than these are kept as strings: mode, model, model_config, thought_level.
-SessionConfigOptionCategory: TypeAlias = str
 
 
 # Unique identifier for a session configuration option value.
-SessionConfigValueId: TypeAlias = str
 
 
 # Unique identifier for a session configuration option value group.
-SessionConfigGroupId: TypeAlias = str
 
 
 # An opaque cursor used to paginate `session/list` results.
-SessionListCursor: TypeAlias = str
 
 
 # **UNSTABLE**
 # Open: values other than these are kept as strings: open, saved.
-SessionStatus: TypeAlias = str
 
 
 # Identifier for a message, unique among messages of the same type within a session.
-MessageId: TypeAlias = str
 
 
 # Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.
 # Extension methods provide a way to add custom functionality while maintaining
 # protocol compatibility.
-ExtResponse: TypeAlias = Raw
 
 
 # Unique identifier for a plan within a session.
-PlanId: TypeAlias = str
 
 
 # Priority levels for plan entries.
 # Open: values other than these are kept as strings: high, medium, low.
-PlanEntryPriority: TypeAlias = str
 
 
 # Status of a plan entry in the execution flow.
 # Open: values other than these are kept as strings: pending, in_progress, completed, cancelled.
-PlanEntryStatus: TypeAlias = str
 
 
 # Severity hint for a session notice.
 # Open: values other than these are kept as strings: info, warning, error.
-NoticeSeverity: TypeAlias = str
 
 
 # Unique identifier for a context compaction within a session.
-CompactionId: TypeAlias = str
 
 
 # Lifecycle state of a context compaction.
 # Open: values other than these are kept as strings: in_progress, completed, failed, cancelled.
-CompactionStatus: TypeAlias = str
 
 
 # Allows either side to send an arbitrary notification that is not part of the ACP spec.
 # Extension notifications provide a way to send one-way messages for custom functionality
 # while maintaining protocol compatibility.
-ExtNotification: TypeAlias = Raw
 
 
 # **UNSTABLE**
 # Open: values other than these are kept as strings: append, override.
-SystemPromptMode: TypeAlias = str
 
 
 # **UNSTABLE**
 # Open: values other than these are kept as strings: exclude, include, only.
-SessionArchiveFilter: TypeAlias = str
 
 
 # **UNSTABLE**
-ProxySuccessorResponse: TypeAlias = Raw
-
-
-class RequestPermissionRequest(Struct, kw_only=True):
-    """Request for user permission to proceed with an operation."""
-
-    session_id: SessionId = field(name="sessionId")
-    """The session ID for this request."""
-    title: str
-    """Human-readable title for the permission prompt."""
-    description: str | None | UnsetType = UNSET
-    """Optional human-readable explanation of why permission is needed."""
-    subject: RequestPermissionSubject | None | UnsetType = UNSET
-    """Optional structured context about the operation requiring permission."""
-    options: Annotated[list[PermissionOption], Meta(min_length=1)]
-    """Available permission options for the user to choose from.
-    Must contain at least one option.
-    """
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class ToolCallUpdate(Struct, kw_only=True):
-    """Represents an upsert for a tool call that the language model has requested."""
-
-    tool_call_id: ToolCallId = field(name="toolCallId")
-    """Unique identifier for this tool call within the session."""
-    name: str | None | UnsetType = UNSET
-    """Programmatic name of the tool being invoked."""
-    title: str | None | UnsetType = UNSET
-    """Human-readable title describing what the tool is doing."""
-    kind: ToolKind | None | UnsetType = UNSET
-    """The category of tool being invoked.
-    Helps clients choose appropriate icons and UI treatment.
-    """
-    status: ToolCallStatus | None | UnsetType = UNSET
-    """Current execution status of the tool call."""
-    content: list[ToolCallContent] | None | UnsetType = UNSET
-    """Content produced by the tool call."""
-    locations: list[ToolCallLocation] | None | UnsetType = UNSET
-    """File locations affected by this tool call.
-    Enables "follow-along" features in clients.
-    """
-    raw_input: Raw | UnsetType = field(default=UNSET, name="rawInput")
-    """Raw input parameters sent to the tool."""
-    raw_output: Raw | UnsetType = field(default=UNSET, name="rawOutput")
-    """Raw output returned by the tool."""
-    capabilities: ToolCallCapabilities | None | UnsetType = UNSET
-    """Client-initiated controls this tool call currently supports, such as cancellation."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
-    clears it. An object patches the stored metadata by top-level key: keys it omits are
-    unchanged, a key set to `null` is removed, and any other value replaces that key's
-    stored value without merging nested objects. Beyond this patch rule, implementations
-    MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class Annotations(Struct, kw_only=True):
-    """Optional annotations for the client. The client can use annotations to inform how objects are used or displayed"""
-
-    audience: list[Role] | None | UnsetType = UNSET
-    """Intended recipients for this content, such as the user or assistant."""
-    last_modified: str | None | UnsetType = field(default=UNSET, name="lastModified")
-    """Timestamp indicating when the underlying resource was last modified."""
-    priority: float | None | UnsetType = UNSET
-    """Relative importance of this content when clients choose what to surface, from 0 (least
-    important) to 1 (most important).
-    """
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.priority is not UNSET and self.priority is not None:
-            self.priority = _rt.f64(self.priority)
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class TextContent(Struct, kw_only=True, tag_field="type", tag="text"):
-    """Text provided to or from an LLM."""
-
-    text: str
-    """Text payload carried by this content block."""
-    annotations: Annotations | None | UnsetType = UNSET
-    """Optional annotations that help clients decide how to display or route this content."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class ImageContent(Struct, kw_only=True, tag_field="type", tag="image"):
-    """An image provided to or from an LLM."""
-
-    data: str
-    """Base64-encoded media payload."""
-    mime_type: MediaType = field(name="mimeType")
-    """MIME type describing the encoded media payload."""
-    uri: str | None | UnsetType = UNSET
-    """URI associated with this resource or media payload."""
-    annotations: Annotations | None | UnsetType = UNSET
-    """Optional annotations that help clients decide how to display or route this content."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class AudioContent(Struct, kw_only=True, tag_field="type", tag="audio"):
-    """Audio provided to or from an LLM."""
-
-    data: str
-    """Base64-encoded media payload."""
-    mime_type: MediaType = field(name="mimeType")
-    """MIME type describing the encoded media payload."""
-    annotations: Annotations | None | UnsetType = UNSET
-    """Optional annotations that help clients decide how to display or route this content."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class Icon(Struct, kw_only=True):
-    """An optionally-sized icon that can be displayed in a user interface."""
-
-    src: str
-    """A standard URI pointing to an icon resource. MUST be an `https:` or `data:` URI.
-    Clients reject other schemes, fetch without credentials, and do not follow
-    scheme- or origin-changing redirects.
-    """
-    mime_type: MediaType | None | UnsetType = field(default=UNSET, name="mimeType")
-    """Optional MIME type override if the source MIME type is missing or generic."""
-    sizes: list[str] | None | UnsetType = UNSET
-    """Optional array of strings that specify sizes at which the icon can be used.
-    Each string should be in `WxH` format (e.g., `"48x48"`, `"96x96"`) or
-    `"any"` for scalable formats like SVG.
-    """
-    theme: IconTheme | None | UnsetType = UNSET
-    """Optional theme this icon is designed for."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class ResourceLink(Struct, kw_only=True, tag_field="type", tag="resource_link"):
-    """A link to a resource that the receiver may be able to read, included in a prompt or tool call result."""
-
-    name: str
-    """Human-readable name shown for this protocol object."""
-    uri: str
-    """URI associated with this resource or media payload."""
-    title: str | None | UnsetType = UNSET
-    """Optional display title for end-user UI."""
-    description: str | None | UnsetType = UNSET
-    """Optional human-readable details shown with this protocol object."""
-    icons: list[Icon] | None | UnsetType = UNSET
-    """Optional set of sized icons that the client can display in a user interface."""
-    mime_type: MediaType | None | UnsetType = field(default=UNSET, name="mimeType")
-    """MIME type describing the encoded media payload."""
-    size: U64 | None | UnsetType = UNSET
-    """Optional size of the linked resource in bytes, if known."""
-    annotations: Annotations | None | UnsetType = UNSET
-    """Optional annotations that help clients decide how to display or route this content."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.size is not UNSET and self.size is not None:
-            _rt.u64(self.size)
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class TextResourceContents(Struct, kw_only=True):
-    """Text-based resource contents."""
-
-    text: str
-    """Text payload carried by this content block."""
-    uri: str
-    """URI associated with this resource or media payload."""
-    mime_type: MediaType | None | UnsetType = field(default=UNSET, name="mimeType")
-    """MIME type describing the encoded media payload."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class BlobResourceContents(Struct, kw_only=True):
-    """Binary resource contents."""
-
-    blob: str
-    """Base64-encoded bytes for a binary resource payload."""
-    uri: str
-    """URI associated with this resource or media payload."""
-    mime_type: MediaType | None | UnsetType = field(default=UNSET, name="mimeType")
-    """MIME type describing the encoded media payload."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class EmbeddedResource(Struct, kw_only=True, tag_field="type", tag="resource"):
-    """The contents of a resource, embedded into a prompt or tool call result."""
-
-    resource: EmbeddedResourceResource
-    """Embedded resource payload, either text or binary data."""
-    annotations: Annotations | None | UnsetType = UNSET
-    """Optional annotations that help clients decide how to display or route this content."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class Content(Struct, kw_only=True, tag_field="type", tag="content"):
-    """Standard content block (text, images, resources)."""
-
-    content: ContentBlock
-    """The actual content block."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class DiffChange(Flattened):
-    """One file-level change described by a `Diff`."""
-
-    __slots__ = ("file_type", "meta", "mime_type", "variant")
-    _wire: ClassVar[tuple[str, ...]] = ("fileType", "mimeType", "_meta")
-
-    file_type: DiffFileType | None | UnsetType
-    """File content kind after the operation (for `delete`, of the deleted file)."""
-    mime_type: MediaType | None | UnsetType
-    """MIME type of the file contents after the operation (for `delete`, of the deleted file)."""
-    meta: NullableRaw | UnsetType
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-    variant: DiffChangeVariant
-    """The variant part of this object."""
-
-    def __init__(
-        self,
-        *,
-        file_type: DiffFileType | None | UnsetType = UNSET,
-        mime_type: MediaType | None | UnsetType = UNSET,
-        meta: NullableRaw | UnsetType = UNSET,
-        variant: DiffChangeVariant,
-    ) -> None:
-        self.file_type = file_type
-        self.mime_type = mime_type
-        self.meta = meta
-        self.variant = variant
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-    def _members(self) -> list[tuple[str, bytes]]:
-        out: list[tuple[str, bytes]] = []
-        if self.file_type is not UNSET:
-            out.append(("fileType", _rt.member_bytes(self.file_type)))
-        if self.mime_type is not UNSET:
-            out.append(("mimeType", _rt.member_bytes(self.mime_type)))
-        if self.meta is not UNSET:
-            out.append(("_meta", _rt.member_bytes(self.meta)))
-        out += _rt.variant_members(self.variant, self._wire)
-        return out
-
-
-class DiffPathChange(Struct, kw_only=True):
-    """Operation metadata for add, delete, and modify changes."""
-
-    path: AbsolutePath
-    """Absolute path for the operation."""
-
-
-class DiffPathPairChange(Struct, kw_only=True):
-    """Operation metadata for move and copy changes."""
-
-    old_path: AbsolutePath = field(name="oldPath")
-    """Absolute path before the operation."""
-    path: AbsolutePath
-    """Absolute path after the operation."""
-
-
-class DiffPatch(Struct, kw_only=True):
-    """Renderable patch text and its format."""
-
-    format: DiffPatchFormat
-    """Patch format. The only ACP-defined value is `git_patch`."""
-    text: str
-    """Patch text in the format named by `format`."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class Diff(Struct, kw_only=True, tag_field="type", tag="diff"):
-    """File changes produced by a tool call."""
-
-    changes: list[DiffChange]
-    """Structured file changes described by this diff."""
-    patch: DiffPatch | None | UnsetType = UNSET
-    """Renderable patch text for some or all of the structured changes."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class Terminal(Struct, kw_only=True, tag_field="type", tag="terminal"):
-    """A display-only reference to an agent-owned terminal."""
-
-    terminal_id: TerminalId = field(name="terminalId")
-    """The ID of the terminal to display."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class ToolCallLocation(Struct, kw_only=True):
-    """A file location being accessed or modified by a tool."""
-
-    path: AbsolutePath
-    """The absolute file path being accessed or modified."""
-    line: U32 | None | UnsetType = UNSET
-    """Optional 1-based line number within the file. Omitted and `null` are equivalent and
-    mean no specific line. `0` is invalid.
-    """
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class ToolCallCapabilities(Struct, kw_only=True):
-    """Client-initiated controls a tool call currently supports."""
-
-    cancel: ToolCallCancelCapabilities | None | UnsetType = UNSET
-    """Permits the Client to cancel this tool call with `tool_call/cancel`."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class ToolCallCancelCapabilities(Struct, kw_only=True):
-    """Capability to cancel a tool call with `tool_call/cancel`."""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class ToolCallPermissionSubject(Struct, kw_only=True, tag_field="type", tag="tool_call"):
-    """Permission request details for a tool call."""
-
-    tool_call: ToolCallUpdate = field(name="toolCall")
-    """Details about the tool call requiring permission."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class CommandPermissionSubject(Struct, kw_only=True, tag_field="type", tag="command"):
-    """Permission request details for a command."""
-
-    command: str
-    """The command that would be run if permission is granted."""
-    cwd: AbsolutePath
-    """The absolute working directory for the command."""
-    tool_call_id: ToolCallId | None | UnsetType = field(default=UNSET, name="toolCallId")
-    """The associated tool call, when known. Omitted and `null` are equivalent."""
-    terminal_id: TerminalId | None | UnsetType = field(default=UNSET, name="terminalId")
-    """The associated terminal, when already known. Omitted and `null` are equivalent."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class PermissionOption(Struct, kw_only=True):
-    """An option presented to the user when requesting permission."""
-
-    option_id: PermissionOptionId = field(name="optionId")
-    """Identifier for this permission option. MUST be unique within the request."""
-    name: str
-    """Human-readable label to display to the user."""
-    kind: PermissionOptionKind
-    """Hint about the nature of this permission option."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class CreateElicitationRequest(Flattened):
-    """Request from the agent to elicit structured user input."""
-
-    __slots__ = ("message", "meta", "variant")
-    _wire: ClassVar[tuple[str, ...]] = ("message", "_meta")
-
-    message: str
-    """A human-readable message describing what input is needed."""
-    meta: NullableRaw | UnsetType
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-    variant: CreateElicitationRequestVariant
-    """The variant part of this object."""
-
-    def __init__(
-        self, *, message: str, meta: NullableRaw | UnsetType = UNSET, variant: CreateElicitationRequestVariant
-    ) -> None:
-        self.message = message
-        self.meta = meta
-        self.variant = variant
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-    def _members(self) -> list[tuple[str, bytes]]:
-        out: list[tuple[str, bytes]] = []
-        out.append(("message", _rt.member_bytes(self.message)))
-        if self.meta is not UNSET:
-            out.append(("_meta", _rt.member_bytes(self.meta)))
-        out += _rt.variant_members(self.variant, self._wire)
-        return out
-
-
-class ElicitationSessionScope(Struct, kw_only=True):
-    """Session-scoped elicitation, optionally tied to a specific tool call."""
-
-    session_id: SessionId = field(name="sessionId")
-    """The session this elicitation is tied to."""
-    tool_call_id: ToolCallId | None | UnsetType = field(default=UNSET, name="toolCallId")
-    """Optional tool call within the session."""
-
-
-class ElicitationRequestScope(Struct, kw_only=True):
-    """Request-scoped elicitation, tied to a specific JSON-RPC request outside of a session
-    (e.g., during auth/configuration phases before any session is started).
-    """
-
-    request_id: RequestId = field(name="requestId")
-    """The pending Client-to-Agent request this elicitation is tied to."""
-
-
-class ElicitationSchema(Struct, kw_only=True):
-    """Type-safe elicitation schema for requesting structured user input."""
-
-    type_: ElicitationSchemaType = field(name="type")
-    """Type discriminator. Always `"object"`. Any other value is rejected."""
-    title: str | None | UnsetType = UNSET
-    """Optional title for the schema."""
-    properties: dict[str, ElicitationPropertySchema]
-    """Property definitions (must be primitive types)."""
-    required: list[str] | None | UnsetType = UNSET
-    """List of required property names."""
-    description: str | None | UnsetType = UNSET
-    """Optional description of what this schema represents."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class EnumOption(Struct, kw_only=True):
-    """A titled enum option with a const value, human-readable title, and optional description."""
-
-    const: str
-    """The constant value for this option."""
-    title: str
-    """Human-readable title for this option."""
-    description: str | None | UnsetType = UNSET
-    """Human-readable description."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class StringPropertySchema(Struct, kw_only=True, tag_field="type", tag="string"):
-    """Schema for string properties in an elicitation form."""
-
-    title: str | None | UnsetType = UNSET
-    """Optional title for the property."""
-    description: str | None | UnsetType = UNSET
-    """Human-readable description."""
-    min_length: U32 | None | UnsetType = field(default=UNSET, name="minLength")
-    """Minimum string length."""
-    max_length: U32 | None | UnsetType = field(default=UNSET, name="maxLength")
-    """Maximum string length."""
-    pattern: str | None | UnsetType = UNSET
-    """Pattern the string must match, in ECMA-262 regular expression syntax."""
-    format: StringFormat | None | UnsetType = UNSET
-    """String format."""
-    default: str | None | UnsetType = UNSET
-    """Default value."""
-    enum: Annotated[list[str], Meta(min_length=1)] | None | UnsetType = UNSET
-    """Enum values for untitled single-select enums.
-    Must contain at least one value when present.
-    Optional. Omitted and `null` are equivalent and mean no untitled single-select choices are
-    declared by `enum`.
-    """
-    one_of: Annotated[list[EnumOption], Meta(min_length=1)] | None | UnsetType = field(default=UNSET, name="oneOf")
-    """Titled enum options for titled single-select enums.
-    Must contain at least one option when present.
-    Optional. Omitted and `null` are equivalent and mean no titled single-select choices are
-    declared by `oneOf`.
-    """
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class NumberPropertySchema(Struct, kw_only=True, tag_field="type", tag="number"):
-    """Schema for number (floating-point) properties in an elicitation form."""
-
-    title: str | None | UnsetType = UNSET
-    """Optional title for the property."""
-    description: str | None | UnsetType = UNSET
-    """Human-readable description."""
-    minimum: float | None | UnsetType = UNSET
-    """Minimum value (inclusive)."""
-    maximum: float | None | UnsetType = UNSET
-    """Maximum value (inclusive)."""
-    default: float | None | UnsetType = UNSET
-    """Default value."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.minimum is not UNSET and self.minimum is not None:
-            self.minimum = _rt.f64(self.minimum)
-        if self.maximum is not UNSET and self.maximum is not None:
-            self.maximum = _rt.f64(self.maximum)
-        if self.default is not UNSET and self.default is not None:
-            self.default = _rt.f64(self.default)
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class IntegerPropertySchema(Struct, kw_only=True, tag_field="type", tag="integer"):
-    """Schema for integer properties in an elicitation form."""
-
-    title: str | None | UnsetType = UNSET
-    """Optional title for the property."""
-    description: str | None | UnsetType = UNSET
-    """Human-readable description."""
-    minimum: I64 | None | UnsetType = UNSET
-    """Minimum value (inclusive)."""
-    maximum: I64 | None | UnsetType = UNSET
-    """Maximum value (inclusive)."""
-    default: I64 | None | UnsetType = UNSET
-    """Default value."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class BooleanPropertySchema(Struct, kw_only=True, tag_field="type", tag="boolean"):
-    """Schema for boolean properties in an elicitation form."""
-
-    title: str | None | UnsetType = UNSET
-    """Optional title for the property."""
-    description: str | None | UnsetType = UNSET
-    """Human-readable description."""
-    default: bool | None | UnsetType = UNSET
-    """Default value."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class StringMultiSelectItems(Struct, kw_only=True, tag_field="type", tag="string"):
-    """String item schema for multi-select enum properties."""
-
-    enum: Annotated[list[str], Meta(min_length=1)]
-    """Allowed enum values. Must contain at least one value."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class TitledMultiSelectItems(Struct, kw_only=True):
-    """Items definition for titled multi-select enum properties."""
-
-    any_of: Annotated[list[EnumOption], Meta(min_length=1)] = field(name="anyOf")
-    """Titled enum options. Must contain at least one option."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class MultiSelectPropertySchema(Struct, kw_only=True, tag_field="type", tag="array"):
-    """Schema for multi-select (array) properties in an elicitation form."""
-
-    title: str | None | UnsetType = UNSET
-    """Optional title for the property."""
-    description: str | None | UnsetType = UNSET
-    """Human-readable description."""
-    min_items: U64 | None | UnsetType = field(default=UNSET, name="minItems")
-    """Minimum number of items to select."""
-    max_items: U64 | None | UnsetType = field(default=UNSET, name="maxItems")
-    """Maximum number of items to select."""
-    items: MultiSelectItems
-    """The items definition describing allowed values."""
-    default: list[str] | None | UnsetType = UNSET
-    """Default selected values."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.min_items is not UNSET and self.min_items is not None:
-            _rt.u64(self.min_items)
-        if self.max_items is not UNSET and self.max_items is not None:
-            _rt.u64(self.max_items)
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class ElicitationFormMode(Flattened):
-    """Form-based elicitation mode where the client renders a form from the provided schema."""
-
-    __slots__ = ("requested_schema", "variant")
-    _wire: ClassVar[tuple[str, ...]] = ("requestedSchema",)
-    _tag: ClassVar[tuple[str, str] | None] = ("mode", "form")
-
-    requested_schema: ElicitationSchema
-    """A JSON Schema describing the form fields to present to the user."""
-    variant: ElicitationFormModeVariant
-    """The variant part of this object."""
-
-    def __init__(self, *, requested_schema: ElicitationSchema, variant: ElicitationFormModeVariant) -> None:
-        self.requested_schema = requested_schema
-        self.variant = variant
-
-    def _members(self) -> list[tuple[str, bytes]]:
-        out: list[tuple[str, bytes]] = [("mode", b'"form"')]
-        out.append(("requestedSchema", _rt.member_bytes(self.requested_schema)))
-        out += _rt.variant_members(self.variant, self._wire)
-        return out
-
-
-class ElicitationUrlMode(Flattened):
-    """URL-based elicitation mode where the client directs the user to a URL."""
-
-    __slots__ = ("elicitation_id", "url", "variant")
-    _wire: ClassVar[tuple[str, ...]] = ("elicitationId", "url")
-    _tag: ClassVar[tuple[str, str] | None] = ("mode", "url")
-
-    elicitation_id: ElicitationId
-    """The unique identifier for this elicitation."""
-    url: str
-    """The URL to direct the user to."""
-    variant: ElicitationUrlModeVariant
-    """The variant part of this object."""
-
-    def __init__(self, *, elicitation_id: ElicitationId, url: str, variant: ElicitationUrlModeVariant) -> None:
-        self.elicitation_id = elicitation_id
-        self.url = url
-        self.variant = variant
-
-    def _members(self) -> list[tuple[str, bytes]]:
-        out: list[tuple[str, bytes]] = [("mode", b'"url"')]
-        out.append(("elicitationId", _rt.member_bytes(self.elicitation_id)))
-        out.append(("url", _rt.member_bytes(self.url)))
-        out += _rt.variant_members(self.variant, self._wire)
-        return out
 
 
 class MessageMcpRequest(Struct, kw_only=True):
@@ -1408,35 +749,6 @@ class InitializeResponse(Struct, kw_only=True):
             self.meta = _rt.nullable_raw_object(self.meta)
 
 
-class Implementation(Struct, kw_only=True):
-    """Metadata about the implementation of the client or agent.
-    Describes the name and version of an ACP implementation, with an optional
-    title for UI representation.
-    """
-
-    name: str
-    """Intended for programmatic or logical use, but can be used as a display
-    name fallback if title isn't present.
-    """
-    title: str | None | UnsetType = UNSET
-    """Intended for UI and end-user contexts and optimized to be human-readable
-    and easily understood.
-    """
-    version: str
-    """Version of the implementation. Can be displayed to the user or used
-    for debugging or metrics purposes. (e.g. "1.0.0").
-    """
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
 class SessionCapabilities(Struct, kw_only=True):
     """Session capabilities supported by the agent."""
 
@@ -1471,70 +783,6 @@ class SessionCapabilities(Struct, kw_only=True):
             self.meta = _rt.nullable_raw_object(self.meta)
 
 
-class PromptCapabilities(Struct, kw_only=True):
-    """Prompt capabilities supported by the agent in `session/prompt` requests."""
-
-    image: PromptImageCapabilities | None | UnsetType = UNSET
-    """Agent supports `image` content blocks."""
-    audio: PromptAudioCapabilities | None | UnsetType = UNSET
-    """Agent supports `audio` content blocks."""
-    embedded_context: PromptEmbeddedContextCapabilities | None | UnsetType = field(
-        default=UNSET, name="embeddedContext"
-    )
-    """Agent supports embedded context in `session/prompt` requests."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class PromptImageCapabilities(Struct, kw_only=True):
-    """Capabilities for image content in prompt requests."""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class PromptAudioCapabilities(Struct, kw_only=True):
-    """Capabilities for audio content in prompt requests."""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class PromptEmbeddedContextCapabilities(Struct, kw_only=True):
-    """Capabilities for embedded context in prompt requests."""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
 class McpCapabilities(Struct, kw_only=True):
     """MCP capabilities supported by the agent for session lifecycle requests."""
 
@@ -1555,64 +803,8 @@ class McpCapabilities(Struct, kw_only=True):
             self.meta = _rt.nullable_raw_object(self.meta)
 
 
-class McpStdioCapabilities(Struct, kw_only=True):
-    """Capabilities for stdio MCP server transports."""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class McpHttpCapabilities(Struct, kw_only=True):
-    """Capabilities for HTTP MCP server transports."""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
 class McpAcpCapabilities(Struct, kw_only=True):
     """**UNSTABLE**"""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class SessionDeleteCapabilities(Struct, kw_only=True):
-    """Capabilities for the `session/delete` method."""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class SessionAdditionalDirectoriesCapabilities(Struct, kw_only=True):
-    """Capabilities for additional session directories support."""
 
     meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -1771,85 +963,6 @@ class ProvidersCapabilities(Struct, kw_only=True):
             self.meta = _rt.nullable_raw_object(self.meta)
 
 
-class EnvVariable(Struct, kw_only=True):
-    """An environment variable to set when launching a process."""
-
-    name: str
-    """The name of the environment variable."""
-    value: str
-    """The value to set for the environment variable."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class AuthMethodTerminal(Struct, kw_only=True, tag_field="type", tag="terminal"):
-    """Terminal-based authentication method."""
-
-    method_id: AuthMethodId = field(name="methodId")
-    """Unique identifier for this authentication method."""
-    name: str
-    """Human-readable name of the authentication method."""
-    description: str | None | UnsetType = UNSET
-    """Optional human-readable description of this authentication method."""
-    args: list[str] | UnsetType = UNSET
-    """Additional arguments to append to the configured agent invocation for terminal auth."""
-    env: list[EnvVariable] | UnsetType = UNSET
-    """Additional environment variables to set on the configured agent invocation for terminal auth.
-    Names MUST be unique. These values override same-named variables in the
-    base launch configuration.
-    """
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class AuthMethodAgent(Struct, kw_only=True, tag_field="type", tag="agent"):
-    """Agent handles authentication itself through `auth/login`."""
-
-    method_id: AuthMethodId = field(name="methodId")
-    """Unique identifier for this authentication method."""
-    name: str
-    """Human-readable name of the authentication method."""
-    description: str | None | UnsetType = UNSET
-    """Optional human-readable description of this authentication method."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class LoginAuthResponse(Struct, kw_only=True):
-    """Response to the `auth/login` method."""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
 class ListProvidersResponse(Struct, kw_only=True):
     """**UNSTABLE**"""
 
@@ -1938,20 +1051,6 @@ class DisableProviderResponse(Struct, kw_only=True):
             self.meta = _rt.nullable_raw_object(self.meta)
 
 
-class LogoutAuthResponse(Struct, kw_only=True):
-    """Response to the `auth/logout` method."""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
 class AuthStatusResponse(Struct, kw_only=True):
     """**UNSTABLE**"""
 
@@ -1985,175 +1084,6 @@ class AuthAccount(Struct, kw_only=True):
     """Email address of the user."""
     organization: str | None | UnsetType = UNSET
     """Display name of the organization, team, or workspace the account is using."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class NewSessionResponse(Struct, kw_only=True):
-    """Response from creating a new session."""
-
-    session_id: SessionId = field(name="sessionId")
-    """Unique identifier for the created session."""
-    config_options: list[SessionConfigOption] | UnsetType = field(default=UNSET, name="configOptions")
-    """Initial session configuration options."""
-    available_commands: list[AvailableCommand] | UnsetType = field(default=UNSET, name="availableCommands")
-    """Initial commands the agent can execute in this session."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class SessionConfigOption(Flattened):
-    """A session configuration option selector and its current state."""
-
-    __slots__ = ("category", "config_id", "description", "meta", "name", "variant")
-    _wire: ClassVar[tuple[str, ...]] = ("configId", "name", "description", "category", "_meta")
-
-    config_id: SessionConfigId
-    """Unique identifier for the configuration option."""
-    name: str
-    """Human-readable label for the option."""
-    description: str | None | UnsetType
-    """Optional description for the Client to display to the user."""
-    category: SessionConfigOptionCategory | None | UnsetType
-    """Optional semantic category for this option (UX only)."""
-    meta: NullableRaw | UnsetType
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-    variant: SessionConfigOptionVariant
-    """The variant part of this object."""
-
-    def __init__(
-        self,
-        *,
-        config_id: SessionConfigId,
-        name: str,
-        description: str | None | UnsetType = UNSET,
-        category: SessionConfigOptionCategory | None | UnsetType = UNSET,
-        meta: NullableRaw | UnsetType = UNSET,
-        variant: SessionConfigOptionVariant,
-    ) -> None:
-        self.config_id = config_id
-        self.name = name
-        self.description = description
-        self.category = category
-        self.meta = meta
-        self.variant = variant
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-    def _members(self) -> list[tuple[str, bytes]]:
-        out: list[tuple[str, bytes]] = []
-        out.append(("configId", _rt.member_bytes(self.config_id)))
-        out.append(("name", _rt.member_bytes(self.name)))
-        if self.description is not UNSET:
-            out.append(("description", _rt.member_bytes(self.description)))
-        if self.category is not UNSET:
-            out.append(("category", _rt.member_bytes(self.category)))
-        if self.meta is not UNSET:
-            out.append(("_meta", _rt.member_bytes(self.meta)))
-        out += _rt.variant_members(self.variant, self._wire)
-        return out
-
-
-class SessionConfigSelectOption(Struct, kw_only=True):
-    """A possible value for a session configuration option."""
-
-    value: SessionConfigValueId
-    """Unique identifier for this option value."""
-    name: str
-    """Human-readable label for this option value."""
-    description: str | None | UnsetType = UNSET
-    """Optional description for this option value."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class SessionConfigSelectGroup(Struct, kw_only=True):
-    """A group of possible values for a session configuration option."""
-
-    group_id: SessionConfigGroupId = field(name="groupId")
-    """Unique identifier for this group."""
-    name: str
-    """Human-readable label for this group."""
-    options: Annotated[list[SessionConfigSelectOption], Meta(min_length=1)]
-    """The set of option values in this group. MUST contain at least one value."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class SessionConfigSelect(Struct, kw_only=True, tag_field="type", tag="select"):
-    """A single-value selector (dropdown) session configuration option payload."""
-
-    current_value: SessionConfigValueId = field(name="currentValue")
-    """The currently selected value. MUST be one of the `value`s in `options`."""
-    options: SessionConfigSelectOptions
-    """The set of selectable options. MUST contain at least one value, and each `value` MUST be
-    unique within the option, including across groups.
-    """
-
-
-class SessionConfigBoolean(Struct, kw_only=True, tag_field="type", tag="boolean"):
-    """A boolean on/off toggle session configuration option payload."""
-
-    current_value: bool = field(name="currentValue")
-    """The current value of the boolean option."""
-
-
-class TextCommandInput(Struct, kw_only=True, tag_field="type", tag="text"):
-    """All text that was typed after the command name is provided as input."""
-
-    hint: str
-    """A hint to display when the input hasn't been provided yet"""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class Command(Struct, kw_only=True, tag_field="type", tag="command"):
-    """A slash command the user can invoke by including it in a prompt."""
-
-    name: str
-    """Command name without the leading `/` (e.g., `create_plan`, `research_codebase`)."""
-    description: str
-    """Human-readable description of what the command does."""
-    input: AvailableCommandInput | None | UnsetType = UNSET
-    """Input for the command if required"""
     meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2201,20 +1131,6 @@ class SessionInfo(Struct, kw_only=True):
     """RFC 3339 timestamp of last activity."""
     archived: bool | None | UnsetType = UNSET
     """**UNSTABLE**"""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class DeleteSessionResponse(Struct, kw_only=True):
-    """Response from deleting a session."""
-
     meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2294,134 +1210,6 @@ class SessionStatusResponse(Struct, kw_only=True):
             self.meta = _rt.nullable_raw_object(self.meta)
 
 
-class ResumeSessionResponse(Struct, kw_only=True):
-    """Response from resuming an existing session."""
-
-    config_options: list[SessionConfigOption] | UnsetType = field(default=UNSET, name="configOptions")
-    """Initial session configuration options."""
-    available_commands: list[AvailableCommand] | UnsetType = field(default=UNSET, name="availableCommands")
-    """Initial commands the agent can execute in this session."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class CloseSessionResponse(Struct, kw_only=True):
-    """Response from closing a session."""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class CancelToolCallResponse(Struct, kw_only=True):
-    """Response from cancelling a tool call."""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class CancelTerminalResponse(Struct, kw_only=True):
-    """Response from cancelling a terminal."""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class SetSessionConfigOptionResponse(Struct, kw_only=True):
-    """Response to `session/set_config_option` method."""
-
-    config_options: list[SessionConfigOption] = field(name="configOptions")
-    """The full set of configuration options and their current values."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class PromptResponse(Struct, kw_only=True):
-    """Response acknowledging that a user prompt was inserted into the ACP conversation."""
-
-    message_id: MessageId = field(name="messageId")
-    """Identifies the user message inserted into the ACP conversation."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class UnsupportedProtocolVersionErrorData(Struct, kw_only=True):
-    """Data for the `-32022` (Unsupported protocol version) error."""
-
-    requested: ProtocolVersion
-    """The protocol version the Client requested."""
-    supported: list[ProtocolVersion]
-    """The protocol versions the Agent supports."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class SessionNotFoundErrorData(Struct, kw_only=True):
-    """Data for the `-32002` (Resource not found) error when a session-scoped request names a
-    session that does not exist or is not active.
-    """
-
-    session_id: SessionId = field(name="sessionId")
-    """The session ID from the request."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
 class UpdateSessionNotification(Struct, kw_only=True):
     """Notification containing a session update from the agent."""
 
@@ -2429,120 +1217,6 @@ class UpdateSessionNotification(Struct, kw_only=True):
     """The ID of the session this update pertains to."""
     update: SessionUpdate
     """The actual update content."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class ContentChunk(Struct, kw_only=True):
-    """A streamed item of message content."""
-
-    message_id: MessageId = field(name="messageId")
-    """A unique identifier for the message this chunk belongs to."""
-    content: ContentBlock
-    """A single item of content"""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    This metadata is scoped to the chunk and does not patch stored metadata.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class UserMessage(Struct, kw_only=True, tag_field="sessionUpdate", tag="user_message"):
-    """A user message upsert."""
-
-    message_id: MessageId = field(name="messageId")
-    """A unique identifier for the message."""
-    content: list[ContentBlock] | None | UnsetType = UNSET
-    """Complete replacement content for this message."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
-    clears it. An object patches the stored metadata by top-level key: keys it omits are
-    unchanged, a key set to `null` is removed, and any other value replaces that key's
-    stored value without merging nested objects. Beyond this patch rule, implementations
-    MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class AgentMessage(Struct, kw_only=True, tag_field="sessionUpdate", tag="agent_message"):
-    """An agent message upsert."""
-
-    message_id: MessageId = field(name="messageId")
-    """A unique identifier for the message."""
-    content: list[ContentBlock] | None | UnsetType = UNSET
-    """Complete replacement content for this message."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
-    clears it. An object patches the stored metadata by top-level key: keys it omits are
-    unchanged, a key set to `null` is removed, and any other value replaces that key's
-    stored value without merging nested objects. Beyond this patch rule, implementations
-    MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class AgentThought(Struct, kw_only=True, tag_field="sessionUpdate", tag="agent_thought"):
-    """An agent thought or reasoning message upsert."""
-
-    message_id: MessageId = field(name="messageId")
-    """A unique identifier for the thought message."""
-    content: list[ContentBlock] | None | UnsetType = UNSET
-    """Complete replacement content for this thought message."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
-    clears it. An object patches the stored metadata by top-level key: keys it omits are
-    unchanged, a key set to `null` is removed, and any other value replaces that key's
-    stored value without merging nested objects. Beyond this patch rule, implementations
-    MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class BackgroundTerminal(Struct, kw_only=True, tag_field="type", tag="terminal"):
-    """A listed terminal running in the background."""
-
-    terminal_id: TerminalId = field(name="terminalId")
-    """The ID of the listed terminal."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class BackgroundToolCall(Struct, kw_only=True, tag_field="type", tag="tool_call"):
-    """A listed tool call whose work continues in the background."""
-
-    tool_call_id: ToolCallId = field(name="toolCallId")
-    """The ID of the listed tool call."""
     meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -2584,13 +1258,6 @@ class RunningStateUpdate(Struct, kw_only=True, tag_field="state", tag="running")
     def __post_init__(self) -> None:
         if self.meta is not UNSET:
             self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class ErrorStopReason(Struct, kw_only=True, tag_field="stopReason", tag="error"):
-    """Details of a failure that ended active work."""
-
-    error: ErrorObject | None | UnsetType = UNSET
-    """The failure, as a JSON-RPC error object."""
 
 
 class Usage(Struct, kw_only=True):
@@ -2728,199 +1395,6 @@ class SetSessionTitleResponse(Struct, kw_only=True):
             self.meta = _rt.nullable_raw_object(self.meta)
 
 
-class ToolCallContentChunk(Struct, kw_only=True, tag_field="sessionUpdate", tag="tool_call_content_chunk"):
-    """A streamed item of tool-call content."""
-
-    tool_call_id: ToolCallId = field(name="toolCallId")
-    """The ID of the tool call this content belongs to."""
-    content: ToolCallContent
-    """A single item of content produced by the tool call."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    This metadata is scoped to the chunk and does not patch stored metadata.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class TerminalOutput(Struct, kw_only=True):
-    """An authoritative replacement snapshot of terminal output bytes."""
-
-    data: str
-    """Base64-encoded replacement terminal output bytes."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class TerminalExitStatus(Struct, kw_only=True):
-    """Exit information for an agent-owned terminal."""
-
-    exit_code: I64 | None | UnsetType = field(default=UNSET, name="exitCode")
-    """Process exit code as the platform reports it, when known. Negative values are
-    allowed, for example signed Windows exit codes. Omitted and `null` are equivalent.
-    """
-    signal: str | None | UnsetType = UNSET
-    """Signal that terminated the process, when known."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class TerminalSize(Struct, kw_only=True):
-    """The size of an agent-owned terminal in character cells."""
-
-    cols: U16
-    """Number of columns."""
-    rows: U16
-    """Number of rows."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class TerminalCapabilities(Struct, kw_only=True):
-    """Client-initiated controls a terminal currently supports."""
-
-    cancel: TerminalCancelCapabilities | None | UnsetType = UNSET
-    """Permits the Client to cancel this terminal with `terminal/cancel`."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class TerminalCancelCapabilities(Struct, kw_only=True):
-    """Capability to cancel a terminal with `terminal/cancel`."""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class TerminalUpdate(Struct, kw_only=True, tag_field="sessionUpdate", tag="terminal_update"):
-    """An upsert for the stored state of an agent-owned terminal."""
-
-    terminal_id: TerminalId = field(name="terminalId")
-    """Unique identifier for this terminal within the session."""
-    command: str | None | UnsetType = UNSET
-    """The command being run."""
-    cwd: AbsolutePath | None | UnsetType = UNSET
-    """The absolute working directory of the command."""
-    output: TerminalOutput | None | UnsetType = UNSET
-    """An authoritative replacement snapshot of terminal output bytes."""
-    exit_status: TerminalExitStatus | None | UnsetType = field(default=UNSET, name="exitStatus")
-    """Exit information. A concrete object marks the terminal as exited."""
-    size: TerminalSize | None | UnsetType = UNSET
-    """The terminal size the command runs with, when known."""
-    capabilities: TerminalCapabilities | None | UnsetType = UNSET
-    """Client-initiated controls this terminal currently supports, such as cancellation."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
-    clears it. An object patches the stored metadata by top-level key: keys it omits are
-    unchanged, a key set to `null` is removed, and any other value replaces that key's
-    stored value without merging nested objects. Beyond this patch rule, implementations
-    MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class TerminalOutputChunk(Struct, kw_only=True, tag_field="sessionUpdate", tag="terminal_output_chunk"):
-    """A chunk of bytes appended to an agent-owned terminal's output."""
-
-    terminal_id: TerminalId = field(name="terminalId")
-    """The terminal receiving these bytes."""
-    data: str
-    """Independently base64-encoded terminal output bytes."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    This metadata is scoped to the chunk and does not patch stored metadata.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class PlanEntry(Struct, kw_only=True):
-    """A single entry in the execution plan."""
-
-    content: str
-    """Human-readable description of what this task aims to accomplish."""
-    priority: PlanEntryPriority
-    """The relative importance of this task.
-    Used to indicate which tasks are most critical to the overall goal.
-    """
-    status: PlanEntryStatus
-    """Current execution status of this task."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class PlanItems(Struct, kw_only=True, tag_field="type", tag="items"):
-    """A plan represented as structured entries."""
-
-    plan_id: PlanId = field(name="planId")
-    """The plan ID to update."""
-    entries: list[PlanEntry]
-    """The list of tasks to be accomplished."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
 class PlanFile(Struct, kw_only=True, tag_field="type", tag="file"):
     """**UNSTABLE**"""
 
@@ -2982,170 +1456,6 @@ class PlanRemoved(Struct, kw_only=True, tag_field="sessionUpdate", tag="plan_rem
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
     Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class AvailableCommandsUpdate(Struct, kw_only=True, tag_field="sessionUpdate", tag="available_commands_update"):
-    """Available commands are ready or have changed"""
-
-    available_commands: list[AvailableCommand] = field(name="availableCommands")
-    """Commands the agent can execute."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class ConfigOptionUpdate(Struct, kw_only=True, tag_field="sessionUpdate", tag="config_option_update"):
-    """Session configuration options have been updated."""
-
-    config_options: list[SessionConfigOption] = field(name="configOptions")
-    """The full set of configuration options and their current values."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class SessionInfoUpdate(Struct, kw_only=True, tag_field="sessionUpdate", tag="session_info_update"):
-    """Update to session metadata. All fields are optional to support partial updates."""
-
-    title: str | None | UnsetType = UNSET
-    """Human-readable title for the session. Set to null to clear."""
-    updated_at: str | None | UnsetType = field(default=UNSET, name="updatedAt")
-    """RFC 3339 timestamp of last activity. Set to null to clear."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
-    clears it. An object patches the stored metadata by top-level key: keys it omits are
-    unchanged, a key set to `null` is removed, and any other value replaces that key's
-    stored value without merging nested objects. Beyond this patch rule, implementations
-    MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class Cost(Struct, kw_only=True):
-    """Cost information for a session."""
-
-    amount: float
-    """Total cumulative cost for session."""
-    currency: str
-    """Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another
-    unit such as "credits".
-    """
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        self.amount = _rt.f64(self.amount)
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class UsageUpdate(Struct, kw_only=True, tag_field="sessionUpdate", tag="usage_update"):
-    """Context window and cost update for a session."""
-
-    used: U64
-    """Tokens currently in context."""
-    size: U64
-    """Total context window size in tokens."""
-    cost: Cost | None | UnsetType = UNSET
-    """Cumulative session cost."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        _rt.u64(self.used)
-        _rt.u64(self.size)
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class Notice(Struct, kw_only=True, tag_field="sessionUpdate", tag="notice"):
-    """Fire-and-forget information for the user."""
-
-    severity: NoticeSeverity
-    """Presentation severity hint."""
-    title: Annotated[str, Meta(min_length=1)]
-    """Required non-empty plain-text title that can stand alone."""
-    description: str | None | UnsetType = UNSET
-    """Optional plain-text detail or guidance."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class CompactionUpdate(Struct, kw_only=True, tag_field="sessionUpdate", tag="compaction_update"):
-    """A context compaction upsert. The first notification fixes the compaction's
-    timeline position. Later updates with the same ID patch that entity in place.
-    """
-
-    compaction_id: CompactionId = field(name="compactionId")
-    """The Agent-owned ID of this compaction, unique within the session."""
-    status: CompactionStatus
-    """Current lifecycle status."""
-    summary: list[ContentBlock] | None | UnsetType = UNSET
-    """Complete replacement user-displayable summary content for the compaction."""
-    error: str | None | UnsetType = UNSET
-    """Human-readable error details for the compaction."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted leaves the stored metadata unchanged. `null`
-    clears it. An object patches the stored metadata by top-level key: keys it omits are
-    unchanged, a key set to `null` is removed, and any other value replaces that key's
-    stored value without merging nested objects. Beyond this patch rule, implementations
-    MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class CompactionSummaryChunk(Struct, kw_only=True, tag_field="sessionUpdate", tag="compaction_summary_chunk"):
-    """A content block appended to a compaction's summary. A first-seen ID creates
-    an in-progress compaction. Chunks append in receive order.
-    """
-
-    compaction_id: CompactionId = field(name="compactionId")
-    """ID of the compaction whose summary receives this content."""
-    content: ContentBlock
-    """One content block to append."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    This metadata is scoped to the chunk and does not patch stored metadata.
     """
 
     def __post_init__(self) -> None:
@@ -3271,22 +1581,6 @@ class SessionMessageChunk(Struct, kw_only=True, tag_field="sessionUpdate", tag="
             self.meta = _rt.nullable_raw_object(self.meta)
 
 
-class CompleteElicitationNotification(Struct, kw_only=True):
-    """Notification sent by the agent when a URL-based elicitation is complete."""
-
-    elicitation_id: ElicitationId = field(name="elicitationId")
-    """The ID of the elicitation that completed."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
 class AuthStatusUpdateNotification(Struct, kw_only=True):
     """**UNSTABLE**"""
 
@@ -3294,143 +1588,6 @@ class AuthStatusUpdateNotification(Struct, kw_only=True):
     """Whether the agent can start sessions without the user signing in first."""
     accounts: list[AuthAccount] | UnsetType = UNSET
     """The accounts the agent has configured, for display."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class ClientCapabilities(Struct, kw_only=True):
-    """Capabilities supported by the client."""
-
-    auth: ClientAuthCapabilities | None | UnsetType = UNSET
-    """Authentication capabilities supported by the client.
-    Determines which authentication method types the agent may include
-    in its `InitializeResponse`.
-    """
-    elicitation: ElicitationCapabilities | None | UnsetType = UNSET
-    """Elicitation capabilities supported by the client.
-    Determines which elicitation modes the agent may use.
-    """
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class InitializeRequest(Struct, kw_only=True):
-    """Request parameters for the initialize method."""
-
-    protocol_version: ProtocolVersion = field(name="protocolVersion")
-    """The latest protocol version supported by the client."""
-    info: Implementation
-    """Information about the implementation sending this initialize request."""
-    capabilities: ClientCapabilities = field(default_factory=ClientCapabilities)
-    """Capabilities supported by the client."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class ClientAuthCapabilities(Struct, kw_only=True):
-    """Authentication capabilities supported by the client."""
-
-    terminal: TerminalAuthCapabilities | None | UnsetType = UNSET
-    """Whether the client supports `terminal` authentication methods."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class TerminalAuthCapabilities(Struct, kw_only=True):
-    """Capabilities for terminal authentication methods."""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class ElicitationCapabilities(Struct, kw_only=True):
-    """Elicitation capabilities supported by the client."""
-
-    form: ElicitationFormCapabilities | None | UnsetType = UNSET
-    """Whether the client supports form-based elicitation."""
-    url: ElicitationUrlCapabilities | None | UnsetType = UNSET
-    """Whether the client supports URL-based elicitation."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class ElicitationFormCapabilities(Struct, kw_only=True):
-    """Form-based elicitation capabilities."""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class ElicitationUrlCapabilities(Struct, kw_only=True):
-    """URL-based elicitation capabilities."""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class LoginAuthRequest(Struct, kw_only=True):
-    """Request parameters for the `auth/login` method."""
-
-    method_id: AuthMethodId = field(name="methodId")
-    """The ID of the authentication method to use.
-    Must be one of the methods advertised in the initialize response.
-    """
     meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3496,20 +1653,6 @@ class DisableProviderRequest(Struct, kw_only=True):
             self.meta = _rt.nullable_raw_object(self.meta)
 
 
-class LogoutAuthRequest(Struct, kw_only=True):
-    """Request parameters for the `auth/logout` method."""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
 class AuthStatusRequest(Struct, kw_only=True):
     """**UNSTABLE**"""
 
@@ -3546,46 +1689,6 @@ class NewSessionRequest(Struct, kw_only=True):
             self.meta = _rt.nullable_raw_object(self.meta)
 
 
-class HttpHeader(Struct, kw_only=True):
-    """An HTTP header to set when making requests to the MCP server."""
-
-    name: str
-    """The name of the HTTP header."""
-    value: str
-    """The value to set for the HTTP header."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class McpServerHttp(Struct, kw_only=True, tag_field="type", tag="http"):
-    """HTTP transport configuration for MCP."""
-
-    name: str
-    """Human-readable name identifying this MCP server."""
-    url: str
-    """URL to the MCP server."""
-    headers: list[HttpHeader] | UnsetType = UNSET
-    """HTTP headers to set when making requests to the MCP server. Headers the MCP transport
-    defines are owned by the transport, and Agents use the transport's values for them.
-    """
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
 class McpServerAcp(Struct, kw_only=True, tag_field="type", tag="acp"):
     """**UNSTABLE**"""
 
@@ -3593,30 +1696,6 @@ class McpServerAcp(Struct, kw_only=True, tag_field="type", tag="acp"):
     """Human-readable name identifying this MCP server."""
     server_id: McpServerAcpId = field(name="serverId")
     """Unique identifier for this MCP server, generated by the component providing it."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class McpServerStdio(Struct, kw_only=True, tag_field="type", tag="stdio"):
-    """Stdio transport configuration for MCP."""
-
-    name: str
-    """Human-readable name identifying this MCP server."""
-    command: AbsolutePath
-    """Absolute path to the MCP server executable."""
-    args: list[str] | UnsetType = UNSET
-    """Command-line arguments to pass to the MCP server."""
-    env: list[EnvVariable] | UnsetType = UNSET
-    """Environment variables to set when launching the MCP server. Names SHOULD be unique.
-    Agents MAY reject duplicates with `-32602`, and otherwise the last entry wins.
-    """
     meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3655,22 +1734,6 @@ class ListSessionsRequest(Struct, kw_only=True):
     """Opaque cursor token from a previous response's nextCursor field for cursor-based pagination"""
     archived: SessionArchiveFilter | None | UnsetType = UNSET
     """**UNSTABLE**"""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class DeleteSessionRequest(Struct, kw_only=True):
-    """Request parameters for deleting an existing session from `session/list`."""
-
-    session_id: SessionId = field(name="sessionId")
-    """The ID of the session to delete."""
     meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
@@ -3798,232 +1861,6 @@ class ResumeSessionRequest(Struct, kw_only=True):
             self.meta = _rt.nullable_raw_object(self.meta)
 
 
-class ReplayFromStart(Struct, kw_only=True, tag_field="type", tag="start"):
-    """Inclusive replay cursor requesting replay from the start of retained conversation history."""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class CloseSessionRequest(Struct, kw_only=True):
-    """Request parameters for closing an active session."""
-
-    session_id: SessionId = field(name="sessionId")
-    """The ID of the session to close."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class CancelToolCallRequest(Struct, kw_only=True):
-    """Request parameters for cancelling one tool call."""
-
-    session_id: SessionId = field(name="sessionId")
-    """The ID of the session that owns the tool call."""
-    tool_call_id: ToolCallId = field(name="toolCallId")
-    """The ID of the tool call to cancel."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class CancelTerminalRequest(Struct, kw_only=True):
-    """Request parameters for cancelling one terminal."""
-
-    session_id: SessionId = field(name="sessionId")
-    """The ID of the session that owns the terminal."""
-    terminal_id: TerminalId = field(name="terminalId")
-    """The ID of the terminal to cancel."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class SetSessionConfigOptionRequestVariantId(Struct, kw_only=True, tag_field="type", tag="id"):
-    """A `SessionConfigValueId` string value (`type: "id"`)."""
-
-    value: SessionConfigValueId
-    """The value ID."""
-
-
-class SetSessionConfigOptionRequestVariantBoolean(Struct, kw_only=True, tag_field="type", tag="boolean"):
-    """A boolean value (`type: "boolean"`)."""
-
-    value: bool
-    """The boolean value."""
-
-
-class SetSessionConfigOptionRequest(Flattened):
-    """Request parameters for setting a session configuration option."""
-
-    __slots__ = ("config_id", "meta", "session_id", "variant")
-    _wire: ClassVar[tuple[str, ...]] = ("sessionId", "configId", "_meta")
-
-    session_id: SessionId
-    """The ID of the session to set the configuration option for."""
-    config_id: SessionConfigId
-    """The ID of the configuration option to set."""
-    meta: NullableRaw | UnsetType
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-    variant: SetSessionConfigOptionRequestVariant
-    """The variant part of this object."""
-
-    def __init__(
-        self,
-        *,
-        session_id: SessionId,
-        config_id: SessionConfigId,
-        meta: NullableRaw | UnsetType = UNSET,
-        variant: SetSessionConfigOptionRequestVariant,
-    ) -> None:
-        self.session_id = session_id
-        self.config_id = config_id
-        self.meta = meta
-        self.variant = variant
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-    def _members(self) -> list[tuple[str, bytes]]:
-        out: list[tuple[str, bytes]] = []
-        out.append(("sessionId", _rt.member_bytes(self.session_id)))
-        out.append(("configId", _rt.member_bytes(self.config_id)))
-        if self.meta is not UNSET:
-            out.append(("_meta", _rt.member_bytes(self.meta)))
-        out += _rt.variant_members(self.variant, self._wire)
-        return out
-
-
-class PromptRequest(Struct, kw_only=True):
-    """Request parameters for sending a user prompt to the agent."""
-
-    session_id: SessionId = field(name="sessionId")
-    """The ID of the session to send this user message to"""
-    prompt: Annotated[list[ContentBlock], Meta(min_length=1)]
-    """The blocks of content that compose the user's message."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class RequestPermissionResponse(Struct, kw_only=True):
-    """Response to a permission request."""
-
-    outcome: RequestPermissionOutcome
-    """The user's decision on the permission request."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class CancelledPermissionOutcome(Struct, kw_only=True, tag_field="outcome", tag="cancelled"):
-    """The request was not approved and no option was selected."""
-
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class SelectedPermissionOutcome(Struct, kw_only=True, tag_field="outcome", tag="selected"):
-    """The user selected one of the provided options."""
-
-    option_id: PermissionOptionId = field(name="optionId")
-    """The ID of the option the user selected."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class CreateElicitationResponse(Flattened):
-    """Response from the client to an elicitation request."""
-
-    __slots__ = ("meta", "variant")
-    _wire: ClassVar[tuple[str, ...]] = ("_meta",)
-
-    meta: NullableRaw | UnsetType
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-    variant: CreateElicitationResponseVariant
-    """The variant part of this object."""
-
-    def __init__(self, *, meta: NullableRaw | UnsetType = UNSET, variant: CreateElicitationResponseVariant) -> None:
-        self.meta = meta
-        self.variant = variant
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-    def _members(self) -> list[tuple[str, bytes]]:
-        out: list[tuple[str, bytes]] = []
-        if self.meta is not UNSET:
-            out.append(("_meta", _rt.member_bytes(self.meta)))
-        out += _rt.variant_members(self.variant, self._wire)
-        return out
-
-
-class ElicitationAcceptAction(Struct, kw_only=True, tag_field="action", tag="accept"):
-    """The user accepted the elicitation and provided content."""
-
-    content: dict[str, ElicitationContentValue] | None | UnsetType = UNSET
-    """The user-provided content, if any, as an object matching the requested schema."""
-
-    def __post_init__(self) -> None:
-        if self.content is not UNSET and self.content is not None:
-            self.content = {k: _rt.f64_in_union(x) for k, x in self.content.items()}
-
-
 class MessageMcpResponseResult(Struct, kw_only=True):
     """An opaque inner MCP result."""
 
@@ -4058,33 +1895,6 @@ class MessageMcpResponseError(Struct, kw_only=True):
             self.meta = _rt.nullable_raw_object(self.meta)
 
 
-class McpError(Struct, kw_only=True):
-    """**UNSTABLE**"""
-
-    code: I32
-    """Inner MCP error code. Never an ACP error code."""
-    message: str
-    """Inner MCP error message."""
-    data: Raw | UnsetType = UNSET
-    """Optional error data. Explicit null is retained."""
-
-
-class CancelSessionNotification(Struct, kw_only=True):
-    """Notification to cancel a session's foreground work and its prompts not yet inserted."""
-
-    session_id: SessionId = field(name="sessionId")
-    """The ID of the session to cancel operations for."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
 class MessageMcpNotification(Struct, kw_only=True):
     """**UNSTABLE**"""
 
@@ -4110,92 +1920,6 @@ class MessageMcpNotification(Struct, kw_only=True):
             self.meta = _rt.nullable_raw_object(self.meta)
 
 
-class CancelRequestNotification(Struct, kw_only=True):
-    """Notification to cancel an ongoing request."""
-
-    request_id: RequestId = field(name="requestId")
-    """The ID of the request to cancel: a request that the sender of this notification issued.
-    Receivers match it only against requests they received from that sender.
-    """
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Omitted and `null` are equivalent and mean no metadata.
-    Implementations MUST NOT assign meaning to keys they do not recognize.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class ProxySuccessorRequest(Struct, kw_only=True):
-    """**UNSTABLE**"""
-
-    method: str
-    """Method name of the wrapped request."""
-    params: Raw | UnsetType = UNSET
-    """Params of the wrapped request, forwarded unchanged."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """Metadata for the `proxy/successor` envelope itself, separate from the wrapped
-    message's `_meta`. It is hop-local: the conductor does not copy it into the message
-    it unwraps.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class ProxySuccessorNotification(Struct, kw_only=True):
-    """**UNSTABLE**"""
-
-    method: str
-    """Method name of the wrapped notification."""
-    params: Raw | UnsetType = UNSET
-    """Params of the wrapped notification, forwarded unchanged."""
-    meta: NullableRaw | UnsetType = field(default=UNSET, name="_meta")
-    """Metadata for the `proxy/successor` envelope itself, separate from the wrapped
-    message's `_meta`. It is hop-local: the conductor does not copy it into the message
-    it unwraps.
-    """
-
-    def __post_init__(self) -> None:
-        if self.meta is not UNSET:
-            self.meta = _rt.nullable_raw_object(self.meta)
-
-
-class DiffChangeVariantAdd(DiffPathChange, tag_field="operation", tag="add"):
-    """A file was added."""
-
-
-class DiffChangeVariantDelete(DiffPathChange, tag_field="operation", tag="delete"):
-    """A file was deleted."""
-
-
-class DiffChangeVariantModify(DiffPathChange, tag_field="operation", tag="modify"):
-    """A file was modified in place."""
-
-
-class DiffChangeVariantMove(DiffPathPairChange, tag_field="operation", tag="move"):
-    """A file was moved or renamed."""
-
-
-class DiffChangeVariantCopy(DiffPathPairChange, tag_field="operation", tag="copy"):
-    """A file was copied."""
-
-
-class SessionUpdateUserMessageChunk(ContentChunk, tag_field="sessionUpdate", tag="user_message_chunk"):
-    """A chunk of the user's message being streamed."""
-
-
-class SessionUpdateAgentMessageChunk(ContentChunk, tag_field="sessionUpdate", tag="agent_message_chunk"):
-    """A chunk of the agent's response being streamed."""
-
-
-class SessionUpdateAgentThoughtChunk(ContentChunk, tag_field="sessionUpdate", tag="agent_thought_chunk"):
-    """A chunk of the agent's internal reasoning being streamed."""
-
-
 class SessionUpdateStateUpdate(Flattened):
     """A snapshot of the session's aggregate foreground activity."""
 
@@ -4214,183 +1938,52 @@ class SessionUpdateStateUpdate(Flattened):
         return out
 
 
-class SessionUpdateToolCallUpdate(ToolCallUpdate, tag_field="sessionUpdate", tag="tool_call_update"):
-    """A tool call has been created or updated."""
-
-
-class IdleStateUpdateVariantEndTurn(Struct, kw_only=True, tag_field="stopReason", tag="end_turn"):
-    """The active work ended successfully.
-    Includes locally handled commands that required no model call.
-    """
-
-
-class IdleStateUpdateVariantMaxTokens(Struct, kw_only=True, tag_field="stopReason", tag="max_tokens"):
-    """The active work ended because the agent reached the maximum number of tokens."""
-
-
-class IdleStateUpdateVariantMaxTurnRequests(Struct, kw_only=True, tag_field="stopReason", tag="max_turn_requests"):
-    """The active work ended because the agent reached the maximum number of
-    model requests for the foreground work.
-    """
-
-
-class IdleStateUpdateVariantRefusal(Struct, kw_only=True, tag_field="stopReason", tag="refusal"):
-    """The active work ended because the agent refused to continue."""
-
-
-class IdleStateUpdateVariantCancelled(Struct, kw_only=True, tag_field="stopReason", tag="cancelled"):
-    """The user or client chose to stop the work: via `session/cancel`, by
-    closing the session, or through an interaction the agent offers, such
-    as a permission option that tells the agent to stop. Work the agent
-    stops for its own reasons uses another reason, such as `error` for an
-    internal timeout.
-    """
-
-
-class CreateElicitationResponseVariantDecline(Struct, kw_only=True, tag_field="action", tag="decline"):
-    """The user declined the elicitation."""
-
-
-class CreateElicitationResponseVariantCancel(Struct, kw_only=True, tag_field="action", tag="cancel"):
-    """The elicitation was cancelled."""
-
-
 # The operation requiring permission.
-if TYPE_CHECKING:
-    RequestPermissionSubject: TypeAlias = ToolCallPermissionSubject | CommandPermissionSubject | Unknown
-else:
-    RequestPermissionSubject = ToolCallPermissionSubject | CommandPermissionSubject
 
 
 # Content produced by a tool call.
-if TYPE_CHECKING:
-    ToolCallContent: TypeAlias = Content | Diff | Terminal | Unknown
-else:
-    ToolCallContent = Content | Diff | Terminal
 
 
 # Content blocks represent displayable information in the Agent Client Protocol.
-if TYPE_CHECKING:
-    ContentBlock: TypeAlias = TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource | Unknown
-else:
-    ContentBlock = TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource
 
 
 # Resource content that can be embedded in a message.
-if TYPE_CHECKING:
-    EmbeddedResourceResource: TypeAlias = TextResourceContents | BlobResourceContents
-else:
-    EmbeddedResourceResource = SlowOnly  # msgspec cannot decode it: the slow path does
 
 
 # The variant part of [`DiffChange`].
-if TYPE_CHECKING:
-    DiffChangeVariant: TypeAlias = (
-        DiffChangeVariantAdd
-        | DiffChangeVariantDelete
-        | DiffChangeVariantModify
-        | DiffChangeVariantMove
-        | DiffChangeVariantCopy
-        | Unknown
-    )
-else:
-    DiffChangeVariant = (
-        DiffChangeVariantAdd
-        | DiffChangeVariantDelete
-        | DiffChangeVariantModify
-        | DiffChangeVariantMove
-        | DiffChangeVariantCopy
-    )
 
 
 # The variant part of [`CreateElicitationRequest`].
-if TYPE_CHECKING:
-    CreateElicitationRequestVariant: TypeAlias = ElicitationFormMode | ElicitationUrlMode | Unknown
-else:
-    CreateElicitationRequestVariant = SlowOnly  # msgspec cannot decode it: the slow path does
 
 
 # Property schema for elicitation form fields.
-if TYPE_CHECKING:
-    ElicitationPropertySchema: TypeAlias = (
-        StringPropertySchema
-        | NumberPropertySchema
-        | IntegerPropertySchema
-        | BooleanPropertySchema
-        | MultiSelectPropertySchema
-        | Unknown
-    )
-else:
-    ElicitationPropertySchema = (
-        StringPropertySchema
-        | NumberPropertySchema
-        | IntegerPropertySchema
-        | BooleanPropertySchema
-        | MultiSelectPropertySchema
-    )
 
 
 # Items for a multi-select (array) property schema.
-if TYPE_CHECKING:
-    MultiSelectItems: TypeAlias = StringMultiSelectItems | TitledMultiSelectItems | Unknown
-else:
-    MultiSelectItems = SlowOnly  # msgspec cannot decode it: the slow path does
 
 
 # The variant part of [`ElicitationFormMode`].
-if TYPE_CHECKING:
-    ElicitationFormModeVariant: TypeAlias = ElicitationSessionScope | ElicitationRequestScope
-else:
-    ElicitationFormModeVariant = SlowOnly  # msgspec cannot decode it: the slow path does
 
 
 # The variant part of [`ElicitationUrlMode`].
-if TYPE_CHECKING:
-    ElicitationUrlModeVariant: TypeAlias = ElicitationSessionScope | ElicitationRequestScope
-else:
-    ElicitationUrlModeVariant = SlowOnly  # msgspec cannot decode it: the slow path does
 
 
 # Describes an available authentication method.
-if TYPE_CHECKING:
-    AuthMethod: TypeAlias = AuthMethodTerminal | AuthMethodAgent | Unknown
-else:
-    AuthMethod = AuthMethodTerminal | AuthMethodAgent
 
 
 # The variant part of [`SessionConfigOption`].
-if TYPE_CHECKING:
-    SessionConfigOptionVariant: TypeAlias = SessionConfigSelect | SessionConfigBoolean | Unknown
-else:
-    SessionConfigOptionVariant = SessionConfigSelect | SessionConfigBoolean
 
 
 # Possible values for a session configuration option.
-if TYPE_CHECKING:
-    SessionConfigSelectOptions: TypeAlias = list[SessionConfigSelectOption] | list[SessionConfigSelectGroup]
-else:
-    SessionConfigSelectOptions = SlowOnly  # msgspec cannot decode it: the slow path does
 
 
 # A command the agent advertises to the client.
-if TYPE_CHECKING:
-    AvailableCommand: TypeAlias = Command | Unknown
-else:
-    AvailableCommand = SlowOnly  # msgspec cannot decode it: the slow path does
 
 
 # The input specification for a command.
-if TYPE_CHECKING:
-    AvailableCommandInput: TypeAlias = TextCommandInput | Unknown
-else:
-    AvailableCommandInput = SlowOnly  # msgspec cannot decode it: the slow path does
 
 
 # Schema for [`Error::data`]: the shapes ACP defines, or any other value.
-if TYPE_CHECKING:
-    ErrorData: TypeAlias = UnsupportedProtocolVersionErrorData | SessionNotFoundErrorData | Raw
-else:
-    ErrorData = SlowOnly  # msgspec cannot decode it: the slow path does
 
 
 # Different types of updates that can be sent while a session exists.
@@ -4456,25 +2049,6 @@ else:
 
 
 # The variant part of [`IdleStateUpdate`].
-if TYPE_CHECKING:
-    IdleStateUpdateVariant: TypeAlias = (
-        IdleStateUpdateVariantEndTurn
-        | IdleStateUpdateVariantMaxTokens
-        | IdleStateUpdateVariantMaxTurnRequests
-        | IdleStateUpdateVariantRefusal
-        | IdleStateUpdateVariantCancelled
-        | ErrorStopReason
-        | Unknown
-    )
-else:
-    IdleStateUpdateVariant = (
-        IdleStateUpdateVariantEndTurn
-        | IdleStateUpdateVariantMaxTokens
-        | IdleStateUpdateVariantMaxTurnRequests
-        | IdleStateUpdateVariantRefusal
-        | IdleStateUpdateVariantCancelled
-        | ErrorStopReason
-    )
 
 
 # A snapshot of the session's aggregate foreground activity.
@@ -4501,49 +2075,18 @@ else:
 
 
 # Inclusive cursor describing where replayed session history should begin.
-if TYPE_CHECKING:
-    ReplayFrom: TypeAlias = ReplayFromStart | Unknown
-else:
-    ReplayFrom = SlowOnly  # msgspec cannot decode it: the slow path does
 
 
 # The variant part of [`SetSessionConfigOptionRequest`].
-if TYPE_CHECKING:
-    SetSessionConfigOptionRequestVariant: TypeAlias = (
-        SetSessionConfigOptionRequestVariantId | SetSessionConfigOptionRequestVariantBoolean | Unknown
-    )
-else:
-    SetSessionConfigOptionRequestVariant = (
-        SetSessionConfigOptionRequestVariantId | SetSessionConfigOptionRequestVariantBoolean
-    )
 
 
 # The outcome of a permission request.
-if TYPE_CHECKING:
-    RequestPermissionOutcome: TypeAlias = CancelledPermissionOutcome | SelectedPermissionOutcome | Unknown
-else:
-    RequestPermissionOutcome = CancelledPermissionOutcome | SelectedPermissionOutcome
 
 
 # The variant part of [`CreateElicitationResponse`].
-if TYPE_CHECKING:
-    CreateElicitationResponseVariant: TypeAlias = (
-        ElicitationAcceptAction
-        | CreateElicitationResponseVariantDecline
-        | CreateElicitationResponseVariantCancel
-        | Unknown
-    )
-else:
-    CreateElicitationResponseVariant = (
-        ElicitationAcceptAction | CreateElicitationResponseVariantDecline | CreateElicitationResponseVariantCancel
-    )
 
 
 # Allowed wire representations for `ElicitationContentValue`.
-if TYPE_CHECKING:
-    ElicitationContentValue: TypeAlias = str | I64 | float | bool | list[str] | Raw
-else:
-    ElicitationContentValue = SlowOnly  # msgspec cannot decode it: the slow path does
 
 
 # **UNSTABLE**
