@@ -69,7 +69,7 @@ def _header(source: tuple[str, str], comment: str) -> list[str]:
 
 
 def _shape(k: Kind) -> str:
-    return f"`expected` {k.expected}; `found` {k.found}."
+    return f"Expected: `{k.expected}`; found: `{k.found}`."
 
 
 def rust(kinds: list[Kind], source: tuple[str, str]) -> str:

@@ -601,8 +601,7 @@ class Emitter:
                 if d.open:
                     out.line(f"Self::{UNKNOWN}(s) => s,")
         out.line()
-        with out.block(f"impl Serialize for {d.name} {{"):
-            out.line("fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> { s.serialize_str(self.as_str()) }")
+        out.line(f"agentproto_codec::string_enum!({d.name});")
         out.line()
         with out.block(f"impl<'de> Deserialize<'de> for {d.name} {{"):
             with out.block("fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {"):
@@ -614,8 +613,6 @@ class Emitter:
                         out.line(f"other => Self::{UNKNOWN}(other.to_owned()),")
                     else:
                         out.line("other => return Err(de::unknown_value::<D::Error>(other, Self::VALUES)),")
-        out.line()
-        out.line(f"agentproto_codec::wants!({d.name}, String);")
 
     def enum_reader(self, d: Enum) -> str:
         """The expression that reads an enum's wire value as a `de::Str` (its name)."""

@@ -11,63 +11,63 @@ use std::fmt;
 pub enum DecodeErrorKind {
     /// The value is not of the JSON type the schema wants there.
     ///
-    /// `expected` a string | a boolean | a number | an array | an object | an object (<Type>); `found` <the value>.
+    /// Expected: `a string | a boolean | a number | an array | an object | an object (<Type>)`; found: `<the value>`.
     WrongType,
     /// A number where the schema wants an integer of a format it does not fit: outside the format's range, or not an integer.
     ///
-    /// `expected` an integer from <low> to <high>; `found` <the value>.
+    /// Expected: `an integer from <low> to <high>`; found: `<the value>`.
     OutOfRange,
     /// A number too large for a double (`1e400`).
     ///
-    /// `expected` a number within the range of a double; `found` a number beyond it.
+    /// Expected: `a number within the range of a double`; found: `a number beyond it`.
     NumberTooLarge,
     /// A string that the closed set of values the schema lists does not hold.
     ///
-    /// `expected` one of "<a>", "<b>", … | "<a>"; `found` <the value>.
+    /// Expected: `one of "<a>", "<b>", … | "<a>"`; found: `<the value>`.
     NotListed,
     /// A value that none of the variants of a union without a tag accepts.
     ///
-    /// `expected` one of <Variant>, <Variant>, …; `found` <the value>.
+    /// Expected: `one of <Variant>, <Variant>, …`; found: `<the value>`.
     NoVariant,
     /// A tag that a closed union does not list (only where unknown variants are refused, as in outgoing checks; a receiver keeps them with a warning).
     ///
-    /// `expected` a known variant of <Union>; `found` the string "<tag>".
+    /// Expected: `a known variant of <Union>`; found: `the string "<tag>"`.
     UnknownVariant,
     /// A required member is absent; the path is the object's.
     ///
-    /// `expected` the field "<name>"; `found` an object without it.
+    /// Expected: `the field "<name>"`; found: `an object without it`.
     MissingField,
     /// An object names a member twice; the path is the member's.
     ///
-    /// `expected` each key once; `found` the key "<name>" twice.
+    /// Expected: `each key once`; found: `the key "<name>" twice`.
     RepeatedKey,
     /// An object holds none of the members of which exactly one is required.
     ///
-    /// `expected` one of the fields "<a>", "<b>", …; `found` an object without any of them.
+    /// Expected: `one of the fields "<a>", "<b>", …`; found: `an object without any of them`.
     MissingOneOf,
     /// An object holds two members of which at most one is allowed; the path is the second.
     ///
-    /// `expected` at most one of the fields "<a>" and "<b>"; `found` both.
+    /// Expected: `at most one of the fields "<a>" and "<b>"`; found: `both`.
     OneOfTwice,
     /// A string or an array shorter than the schema's minimum.
     ///
-    /// `expected` a string of at least <n> characters | an array of at least <n> items; `found` a string of <m> characters | an array of <m> items.
+    /// Expected: `a string of at least <n> characters | an array of at least <n> items`; found: `a string of <m> characters | an array of <m> items`.
     TooShort,
     /// A string that does not have the format its type reads (base64 text, an RFC 3339 date-time).
     ///
-    /// `expected` base64 text | an RFC 3339 date-time; `found` <the value>.
+    /// Expected: `base64 text | an RFC 3339 date-time`; found: `<the value>`.
     WrongFormat,
     /// A string whose escapes do not spell Unicode text (a lone surrogate).
     ///
-    /// `expected` a string of valid Unicode; `found` an invalid escape.
+    /// Expected: `a string of valid Unicode`; found: `an invalid escape`.
     InvalidUnicode,
     /// Text handed to a decoder is not one JSON value (syntax, trailing data, or nesting beyond the limit).
     ///
-    /// `expected` JSON text | JSON text nested at most <n> deep; `found` text that is not JSON | text nested deeper.
+    /// Expected: `JSON text | JSON text nested at most <n> deep`; found: `text that is not JSON | text nested deeper`.
     NotJson,
     /// A value this SDK was asked to send does not fit what it must be sent as (a value JSON cannot hold, an extension method name without its `_`); found before anything goes out.
     ///
-    /// `expected` <what the type needs>; `found` <what the value is>.
+    /// Expected: `<what the type needs>`; found: `<what the value is>`.
     NotEncodable,
 }
 

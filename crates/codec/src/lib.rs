@@ -82,6 +82,21 @@ macro_rules! serialize_via_fields {
     };
 }
 
+/// `Serialize` for a generated string enum (its wire value, `as_str`) and what it reads
+/// (a string, [`Wants`]). Used by generated code only.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! string_enum {
+    ($t:ty) => {
+        impl ::serde::Serialize for $t {
+            fn serialize<S: ::serde::Serializer>(&self, s: S) -> ::std::result::Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+        $crate::wants!($t, String);
+    };
+}
+
 /// `Deserialize` for a generated type that reads an object's members with its
 /// `visit_fields` (the name is what a wrong type is reported to expect: `an object
 /// (name)`). Used by generated code only.

@@ -112,11 +112,7 @@ impl TaskState {
     }
 }
 
-impl Serialize for TaskState {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+agentproto_codec::string_enum!(TaskState);
 
 impl<'de> Deserialize<'de> for TaskState {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -134,8 +130,6 @@ impl<'de> Deserialize<'de> for TaskState {
         })
     }
 }
-
-agentproto_codec::wants!(TaskState, String);
 
 /// Defines the sender of a message in A2A protocol communication.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Copy)]
@@ -160,11 +154,7 @@ impl Role {
     }
 }
 
-impl Serialize for Role {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+agentproto_codec::string_enum!(Role);
 
 impl<'de> Deserialize<'de> for Role {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -176,8 +166,6 @@ impl<'de> Deserialize<'de> for Role {
         })
     }
 }
-
-agentproto_codec::wants!(Role, String);
 
 /// Configuration of a send message request.
 #[derive(Debug, Clone, PartialEq)]

@@ -650,11 +650,7 @@ impl ToolKind {
     }
 }
 
-impl Serialize for ToolKind {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+agentproto_codec::string_enum!(ToolKind);
 
 impl<'de> Deserialize<'de> for ToolKind {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -674,8 +670,6 @@ impl<'de> Deserialize<'de> for ToolKind {
         })
     }
 }
-
-agentproto_codec::wants!(ToolKind, String);
 
 /// Execution status of a tool call.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Copy)]
@@ -709,11 +703,7 @@ impl ToolCallStatus {
     }
 }
 
-impl Serialize for ToolCallStatus {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+agentproto_codec::string_enum!(ToolCallStatus);
 
 impl<'de> Deserialize<'de> for ToolCallStatus {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -727,8 +717,6 @@ impl<'de> Deserialize<'de> for ToolCallStatus {
         })
     }
 }
-
-agentproto_codec::wants!(ToolCallStatus, String);
 
 /// Content produced by a tool call.
 #[derive(Debug, Clone, PartialEq)]
@@ -1034,11 +1022,7 @@ impl Role {
     }
 }
 
-impl Serialize for Role {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+agentproto_codec::string_enum!(Role);
 
 impl<'de> Deserialize<'de> for Role {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -1050,8 +1034,6 @@ impl<'de> Deserialize<'de> for Role {
         })
     }
 }
-
-agentproto_codec::wants!(Role, String);
 
 /// Text provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq)]
@@ -2315,11 +2297,7 @@ impl PermissionOptionKind {
     }
 }
 
-impl Serialize for PermissionOptionKind {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+agentproto_codec::string_enum!(PermissionOptionKind);
 
 impl<'de> Deserialize<'de> for PermissionOptionKind {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -2333,8 +2311,6 @@ impl<'de> Deserialize<'de> for PermissionOptionKind {
         })
     }
 }
-
-agentproto_codec::wants!(PermissionOptionKind, String);
 
 /// Request to create a new terminal and execute a command.
 #[derive(Debug, Clone, PartialEq)]
@@ -3271,11 +3247,7 @@ impl ElicitationSchemaType {
     }
 }
 
-impl Serialize for ElicitationSchemaType {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+agentproto_codec::string_enum!(ElicitationSchemaType);
 
 impl<'de> Deserialize<'de> for ElicitationSchemaType {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -3286,8 +3258,6 @@ impl<'de> Deserialize<'de> for ElicitationSchemaType {
         })
     }
 }
-
-agentproto_codec::wants!(ElicitationSchemaType, String);
 
 /// Property schema for elicitation form fields.
 #[derive(Debug, Clone, PartialEq)]
@@ -3420,11 +3390,7 @@ impl StringFormat {
     }
 }
 
-impl Serialize for StringFormat {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+agentproto_codec::string_enum!(StringFormat);
 
 impl<'de> Deserialize<'de> for StringFormat {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -3438,8 +3404,6 @@ impl<'de> Deserialize<'de> for StringFormat {
         })
     }
 }
-
-agentproto_codec::wants!(StringFormat, String);
 
 /// A titled enum option with a const value, human-readable title, and optional description.
 #[derive(Debug, Clone, PartialEq)]
@@ -6717,11 +6681,7 @@ impl SessionConfigOptionCategory {
     }
 }
 
-impl Serialize for SessionConfigOptionCategory {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+agentproto_codec::string_enum!(SessionConfigOptionCategory);
 
 impl<'de> Deserialize<'de> for SessionConfigOptionCategory {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -6735,8 +6695,6 @@ impl<'de> Deserialize<'de> for SessionConfigOptionCategory {
         })
     }
 }
-
-agentproto_codec::wants!(SessionConfigOptionCategory, String);
 
 /// Unique identifier for a session configuration option value.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
@@ -7847,11 +7805,7 @@ impl StopReason {
     }
 }
 
-impl Serialize for StopReason {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+agentproto_codec::string_enum!(StopReason);
 
 impl<'de> Deserialize<'de> for StopReason {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -7866,8 +7820,6 @@ impl<'de> Deserialize<'de> for StopReason {
         })
     }
 }
-
-agentproto_codec::wants!(StopReason, String);
 
 /// Allows for sending an arbitrary response to an extension request that is not part of the ACP spec.
 /// Extension methods provide a way to add custom functionality while maintaining
@@ -8589,11 +8541,7 @@ impl PlanEntryPriority {
     }
 }
 
-impl Serialize for PlanEntryPriority {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+agentproto_codec::string_enum!(PlanEntryPriority);
 
 impl<'de> Deserialize<'de> for PlanEntryPriority {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -8606,8 +8554,6 @@ impl<'de> Deserialize<'de> for PlanEntryPriority {
         })
     }
 }
-
-agentproto_codec::wants!(PlanEntryPriority, String);
 
 /// Status of a plan entry in the execution flow.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Copy)]
@@ -8636,11 +8582,7 @@ impl PlanEntryStatus {
     }
 }
 
-impl Serialize for PlanEntryStatus {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+agentproto_codec::string_enum!(PlanEntryStatus);
 
 impl<'de> Deserialize<'de> for PlanEntryStatus {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -8653,8 +8595,6 @@ impl<'de> Deserialize<'de> for PlanEntryStatus {
         })
     }
 }
-
-agentproto_codec::wants!(PlanEntryStatus, String);
 
 /// An execution plan for accomplishing complex tasks.
 #[derive(Debug, Clone, PartialEq)]
@@ -9402,11 +9342,7 @@ impl NoticeSeverity {
     }
 }
 
-impl Serialize for NoticeSeverity {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+agentproto_codec::string_enum!(NoticeSeverity);
 
 impl<'de> Deserialize<'de> for NoticeSeverity {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -9419,8 +9355,6 @@ impl<'de> Deserialize<'de> for NoticeSeverity {
         })
     }
 }
-
-agentproto_codec::wants!(NoticeSeverity, String);
 
 /// Fire-and-forget information for the user.
 #[derive(Debug, Clone, PartialEq)]
@@ -9584,11 +9518,7 @@ impl CompactionStatus {
     }
 }
 
-impl Serialize for CompactionStatus {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+agentproto_codec::string_enum!(CompactionStatus);
 
 impl<'de> Deserialize<'de> for CompactionStatus {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -9602,8 +9532,6 @@ impl<'de> Deserialize<'de> for CompactionStatus {
         })
     }
 }
-
-agentproto_codec::wants!(CompactionStatus, String);
 
 /// A context compaction upsert. The first notification fixes the compaction's
 /// timeline position. Later updates with the same ID patch that entity in place.

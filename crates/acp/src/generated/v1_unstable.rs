@@ -1675,11 +1675,7 @@ impl LlmProtocol {
     }
 }
 
-impl Serialize for LlmProtocol {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+agentproto_codec::string_enum!(LlmProtocol);
 
 impl<'de> Deserialize<'de> for LlmProtocol {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -1694,8 +1690,6 @@ impl<'de> Deserialize<'de> for LlmProtocol {
         })
     }
 }
-
-agentproto_codec::wants!(LlmProtocol, String);
 
 /// **UNSTABLE**
 #[derive(Debug, Clone, PartialEq)]
@@ -1992,11 +1986,7 @@ impl AuthState {
     }
 }
 
-impl Serialize for AuthState {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+agentproto_codec::string_enum!(AuthState);
 
 impl<'de> Deserialize<'de> for AuthState {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -2010,8 +2000,6 @@ impl<'de> Deserialize<'de> for AuthState {
         })
     }
 }
-
-agentproto_codec::wants!(AuthState, String);
 
 /// **UNSTABLE**
 #[derive(Debug, Clone, PartialEq)]
@@ -2668,11 +2656,7 @@ impl SessionStatus {
     }
 }
 
-impl Serialize for SessionStatus {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+agentproto_codec::string_enum!(SessionStatus);
 
 impl<'de> Deserialize<'de> for SessionStatus {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -2684,8 +2668,6 @@ impl<'de> Deserialize<'de> for SessionStatus {
         })
     }
 }
-
-agentproto_codec::wants!(SessionStatus, String);
 
 /// **UNSTABLE**
 #[derive(Debug, Clone, PartialEq)]
@@ -5935,11 +5917,7 @@ impl SystemPromptMode {
     }
 }
 
-impl Serialize for SystemPromptMode {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+agentproto_codec::string_enum!(SystemPromptMode);
 
 impl<'de> Deserialize<'de> for SystemPromptMode {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -5951,8 +5929,6 @@ impl<'de> Deserialize<'de> for SystemPromptMode {
         })
     }
 }
-
-agentproto_codec::wants!(SystemPromptMode, String);
 
 /// Request parameters for loading an existing session.
 #[derive(Debug, Clone, PartialEq)]
@@ -6212,11 +6188,7 @@ impl SessionArchiveFilter {
     }
 }
 
-impl Serialize for SessionArchiveFilter {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+agentproto_codec::string_enum!(SessionArchiveFilter);
 
 impl<'de> Deserialize<'de> for SessionArchiveFilter {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -6229,8 +6201,6 @@ impl<'de> Deserialize<'de> for SessionArchiveFilter {
         })
     }
 }
-
-agentproto_codec::wants!(SessionArchiveFilter, String);
 
 /// **UNSTABLE**
 #[derive(Debug, Clone, PartialEq)]

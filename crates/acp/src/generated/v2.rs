@@ -556,11 +556,7 @@ impl ToolKind {
     }
 }
 
-impl Serialize for ToolKind {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+agentproto_codec::string_enum!(ToolKind);
 
 impl<'de> Deserialize<'de> for ToolKind {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -580,8 +576,6 @@ impl<'de> Deserialize<'de> for ToolKind {
         })
     }
 }
-
-agentproto_codec::wants!(ToolKind, String);
 
 /// Execution status of a tool call.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -628,11 +622,7 @@ impl ToolCallStatus {
     }
 }
 
-impl Serialize for ToolCallStatus {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+agentproto_codec::string_enum!(ToolCallStatus);
 
 impl<'de> Deserialize<'de> for ToolCallStatus {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -648,8 +638,6 @@ impl<'de> Deserialize<'de> for ToolCallStatus {
         })
     }
 }
-
-agentproto_codec::wants!(ToolCallStatus, String);
 
 /// Content produced by a tool call.
 #[derive(Debug, Clone, PartialEq)]
@@ -957,11 +945,7 @@ impl Role {
     }
 }
 
-impl Serialize for Role {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+agentproto_codec::string_enum!(Role);
 
 impl<'de> Deserialize<'de> for Role {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -973,8 +957,6 @@ impl<'de> Deserialize<'de> for Role {
         })
     }
 }
-
-agentproto_codec::wants!(Role, String);
 
 /// Text provided to or from an LLM.
 #[derive(Debug, Clone, PartialEq)]
@@ -1445,11 +1427,7 @@ impl IconTheme {
     }
 }
 
-impl Serialize for IconTheme {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+agentproto_codec::string_enum!(IconTheme);
 
 impl<'de> Deserialize<'de> for IconTheme {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -1461,8 +1439,6 @@ impl<'de> Deserialize<'de> for IconTheme {
         })
     }
 }
-
-agentproto_codec::wants!(IconTheme, String);
 
 /// A link to a resource that the receiver may be able to read, included in a prompt or tool call result.
 #[derive(Debug, Clone, PartialEq)]
@@ -2226,11 +2202,7 @@ impl DiffFileType {
     }
 }
 
-impl Serialize for DiffFileType {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+agentproto_codec::string_enum!(DiffFileType);
 
 impl<'de> Deserialize<'de> for DiffFileType {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -2244,8 +2216,6 @@ impl<'de> Deserialize<'de> for DiffFileType {
         })
     }
 }
-
-agentproto_codec::wants!(DiffFileType, String);
 
 /// An absolute filesystem path used by the protocol.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
@@ -2486,11 +2456,7 @@ impl DiffPatchFormat {
     }
 }
 
-impl Serialize for DiffPatchFormat {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+agentproto_codec::string_enum!(DiffPatchFormat);
 
 impl<'de> Deserialize<'de> for DiffPatchFormat {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -2501,8 +2467,6 @@ impl<'de> Deserialize<'de> for DiffPatchFormat {
         })
     }
 }
-
-agentproto_codec::wants!(DiffPatchFormat, String);
 
 /// File changes produced by a tool call.
 #[derive(Debug, Clone, PartialEq)]
@@ -3187,11 +3151,7 @@ impl PermissionOptionKind {
     }
 }
 
-impl Serialize for PermissionOptionKind {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+agentproto_codec::string_enum!(PermissionOptionKind);
 
 impl<'de> Deserialize<'de> for PermissionOptionKind {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -3205,8 +3165,6 @@ impl<'de> Deserialize<'de> for PermissionOptionKind {
         })
     }
 }
-
-agentproto_codec::wants!(PermissionOptionKind, String);
 
 /// The variant part of [`CreateElicitationRequest`].
 #[derive(Debug, Clone, PartialEq)]
@@ -3738,11 +3696,7 @@ impl StringFormat {
     }
 }
 
-impl Serialize for StringFormat {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+agentproto_codec::string_enum!(StringFormat);
 
 impl<'de> Deserialize<'de> for StringFormat {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -3756,8 +3710,6 @@ impl<'de> Deserialize<'de> for StringFormat {
         })
     }
 }
-
-agentproto_codec::wants!(StringFormat, String);
 
 /// A titled enum option with a const value, human-readable title, and optional description.
 #[derive(Debug, Clone, PartialEq)]
@@ -10434,11 +10386,7 @@ impl PlanEntryPriority {
     }
 }
 
-impl Serialize for PlanEntryPriority {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+agentproto_codec::string_enum!(PlanEntryPriority);
 
 impl<'de> Deserialize<'de> for PlanEntryPriority {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -10451,8 +10399,6 @@ impl<'de> Deserialize<'de> for PlanEntryPriority {
         })
     }
 }
-
-agentproto_codec::wants!(PlanEntryPriority, String);
 
 /// Status of a plan entry in the execution flow.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -10488,11 +10434,7 @@ impl PlanEntryStatus {
     }
 }
 
-impl Serialize for PlanEntryStatus {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+agentproto_codec::string_enum!(PlanEntryStatus);
 
 impl<'de> Deserialize<'de> for PlanEntryStatus {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -10506,8 +10448,6 @@ impl<'de> Deserialize<'de> for PlanEntryStatus {
         })
     }
 }
-
-agentproto_codec::wants!(PlanEntryStatus, String);
 
 /// A plan represented as structured entries.
 #[derive(Debug, Clone, PartialEq)]

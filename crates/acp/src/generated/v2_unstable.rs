@@ -2486,11 +2486,7 @@ impl SessionStatus {
     }
 }
 
-impl Serialize for SessionStatus {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+agentproto_codec::string_enum!(SessionStatus);
 
 impl<'de> Deserialize<'de> for SessionStatus {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -2502,8 +2498,6 @@ impl<'de> Deserialize<'de> for SessionStatus {
         })
     }
 }
-
-agentproto_codec::wants!(SessionStatus, String);
 
 /// Notification containing a session update from the agent.
 #[derive(Debug, Clone, PartialEq)]
@@ -5293,11 +5287,7 @@ impl SystemPromptMode {
     }
 }
 
-impl Serialize for SystemPromptMode {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
+agentproto_codec::string_enum!(SystemPromptMode);
 
 impl<'de> Deserialize<'de> for SystemPromptMode {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -5309,8 +5299,6 @@ impl<'de> Deserialize<'de> for SystemPromptMode {
         })
     }
 }
-
-agentproto_codec::wants!(SystemPromptMode, String);
 
 /// Request parameters for listing existing sessions.
 #[derive(Debug, Clone, PartialEq)]
