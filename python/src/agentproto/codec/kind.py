@@ -11,46 +11,46 @@ class DecodeErrorKind(enum.Enum):
     """What kind of failure a `DecodeError` is; the value is the same in every SDK."""
 
     WRONG_TYPE = "wrong-type"
-    """The value is not of the JSON type the schema wants there. `expected` a string | a boolean | a number | an array | an object | an object (<Type>); `found` <the value>."""
+    """The value is not of the JSON type the schema wants there. Expected: `a string | a boolean | a number | an array | an object | an object (<Type>)`; found: `<the value>`."""
 
     OUT_OF_RANGE = "out-of-range"
-    """A number where the schema wants an integer of a format it does not fit: outside the format's range, or not an integer. `expected` an integer from <low> to <high>; `found` <the value>."""
+    """A number where the schema wants an integer of a format it does not fit: outside the format's range, or not an integer. Expected: `an integer from <low> to <high>`; found: `<the value>`."""
 
     NUMBER_TOO_LARGE = "number-too-large"
-    """A number too large for a double (`1e400`). `expected` a number within the range of a double; `found` a number beyond it."""
+    """A number too large for a double (`1e400`). Expected: `a number within the range of a double`; found: `a number beyond it`."""
 
     NOT_LISTED = "not-listed"
-    """A string that the closed set of values the schema lists does not hold. `expected` one of \"<a>\", \"<b>\", … | \"<a>\"; `found` <the value>."""
+    """A string that the closed set of values the schema lists does not hold. Expected: `one of \"<a>\", \"<b>\", … | \"<a>\"`; found: `<the value>`."""
 
     NO_VARIANT = "no-variant"
-    """A value that none of the variants of a union without a tag accepts. `expected` one of <Variant>, <Variant>, …; `found` <the value>."""
+    """A value that none of the variants of a union without a tag accepts. Expected: `one of <Variant>, <Variant>, …`; found: `<the value>`."""
 
     UNKNOWN_VARIANT = "unknown-variant"
-    """A tag that a closed union does not list (only where unknown variants are refused, as in outgoing checks; a receiver keeps them with a warning). `expected` a known variant of <Union>; `found` the string \"<tag>\"."""
+    """A tag that a closed union does not list (only where unknown variants are refused, as in outgoing checks; a receiver keeps them with a warning). Expected: `a known variant of <Union>`; found: `the string \"<tag>\"`."""
 
     MISSING_FIELD = "missing-field"
-    """A required member is absent; the path is the object's. `expected` the field \"<name>\"; `found` an object without it."""
+    """A required member is absent; the path is the object's. Expected: `the field \"<name>\"`; found: `an object without it`."""
 
     REPEATED_KEY = "repeated-key"
-    """An object names a member twice; the path is the member's. `expected` each key once; `found` the key \"<name>\" twice."""
+    """An object names a member twice; the path is the member's. Expected: `each key once`; found: `the key \"<name>\" twice`."""
 
     MISSING_ONE_OF = "missing-one-of"
-    """An object holds none of the members of which exactly one is required. `expected` one of the fields \"<a>\", \"<b>\", …; `found` an object without any of them."""
+    """An object holds none of the members of which exactly one is required. Expected: `one of the fields \"<a>\", \"<b>\", …`; found: `an object without any of them`."""
 
     ONE_OF_TWICE = "one-of-twice"
-    """An object holds two members of which at most one is allowed; the path is the second. `expected` at most one of the fields \"<a>\" and \"<b>\"; `found` both."""
+    """An object holds two members of which at most one is allowed; the path is the second. Expected: `at most one of the fields \"<a>\" and \"<b>\"`; found: `both`."""
 
     TOO_SHORT = "too-short"
-    """A string or an array shorter than the schema's minimum. `expected` a string of at least <n> characters | an array of at least <n> items; `found` a string of <m> characters | an array of <m> items."""
+    """A string or an array shorter than the schema's minimum. Expected: `a string of at least <n> characters | an array of at least <n> items`; found: `a string of <m> characters | an array of <m> items`."""
 
     WRONG_FORMAT = "wrong-format"
-    """A string that does not have the format its type reads (base64 text, an RFC 3339 date-time). `expected` base64 text | an RFC 3339 date-time; `found` <the value>."""
+    """A string that does not have the format its type reads (base64 text, an RFC 3339 date-time). Expected: `base64 text | an RFC 3339 date-time`; found: `<the value>`."""
 
     INVALID_UNICODE = "invalid-unicode"
-    """A string whose escapes do not spell Unicode text (a lone surrogate). `expected` a string of valid Unicode; `found` an invalid escape."""
+    """A string whose escapes do not spell Unicode text (a lone surrogate). Expected: `a string of valid Unicode`; found: `an invalid escape`."""
 
     NOT_JSON = "not-json"
-    """Text handed to a decoder is not one JSON value (syntax, trailing data, or nesting beyond the limit). `expected` JSON text | JSON text nested at most <n> deep; `found` text that is not JSON | text nested deeper."""
+    """Text handed to a decoder is not one JSON value (syntax, trailing data, or nesting beyond the limit). Expected: `JSON text | JSON text nested at most <n> deep`; found: `text that is not JSON | text nested deeper`."""
 
     NOT_ENCODABLE = "not-encodable"
-    """A value this SDK was asked to send does not fit what it must be sent as (a value JSON cannot hold, an extension method name without its `_`); found before anything goes out. `expected` <what the type needs>; `found` <what the value is>."""
+    """A value this SDK was asked to send does not fit what it must be sent as (a value JSON cannot hold, an extension method name without its `_`); found before anything goes out. Expected: `<what the type needs>`; found: `<what the value is>`."""
