@@ -128,7 +128,7 @@ fn attempts<T>(
     let _careful = Attempt::new(false);
     reset(root);
     let raw = match serde_json::from_slice::<&RawValue>(json) {
-        Ok(_) if too_deep(json, MAX_DEPTH) => return Err(not_json(root, None)),
+        Ok(_) if crate::nesting_exceeds(json, MAX_DEPTH) => return Err(not_json(root, None)),
         Ok(raw) => raw,
         Err(e) => return Err(not_json(root, Some(&e))),
     };
@@ -166,34 +166,6 @@ fn not_json(root: &str, syntax: Option<&serde_json::Error>) -> DecodeError {
 /// the careful attempt reads each member from its own text, so serde_json's own limit
 /// would not hold it).
 const MAX_DEPTH: usize = 128;
-
-/// Whether arrays and objects in `json` open more than `limit` deep (outside strings).
-fn too_deep(json: &[u8], limit: usize) -> bool {
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for &b in json {
-        if in_string {
-            match (escaped, b) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'[' | b'{' => {
-                depth += 1;
-                if depth > limit {
-                    return true;
-                }
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    false
-}
 
 /// Decodes a `T` from a deserializer already positioned at it — a value inside a larger
 /// document read in one pass, such as a message's params read with its envelope — with
@@ -310,6 +282,5 @@ mod tests {
         let deep = "[".repeat(200) + &"]".repeat(200);
         let e = decode::<String>(&deep, "$").unwrap_err();
         assert_eq!((e.kind, e.found.as_str()), (DecodeErrorKind::NotJson, "text nested deeper"));
-        assert!(!too_deep(br#"["[[[[[[[[[[[[[[[[[[[[[[[[[\"["]"#, 2));
     }
 }

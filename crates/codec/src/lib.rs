@@ -22,6 +22,7 @@ pub mod de;
 mod decode;
 mod kind;
 mod maybe;
+mod nesting;
 mod path;
 mod raw;
 mod want;
@@ -32,6 +33,7 @@ pub use decode::{
 };
 pub use kind::DecodeErrorKind;
 pub use maybe::MaybeUndefined;
+pub use nesting::nesting_exceeds;
 #[doc(hidden)]
 pub use path::set_careful_only;
 pub use raw::{RawJson, RawObject};

@@ -10,6 +10,8 @@ use std::fmt;
 use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
+pub use agentproto_codec::nesting_exceeds;
+
 use crate::error::{ErrorCode, ErrorObject};
 use crate::id::RequestId;
 use crate::message::{DecodeOptions, EnvelopeError, EnvelopeErrorKind, Message, Probe, MAX_NESTING_DEPTH};
@@ -142,62 +144,6 @@ impl<'de, E: EagerParams<'de>> DeserializeSeed<'de> for EagerSeed<'_, '_, E> {
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
         self.eager.decode(self.method, deserializer)
     }
-}
-
-/// Whether `bytes` nests arrays/objects deeper than `limit` (brackets inside strings
-/// do not count). serde_json skips raw values without a depth check, so the envelope
-/// enforces the limit itself (and so do other bindings that take JSON bodies, such as
-/// A2A's HTTP+JSON); the exact scan only runs when there are enough brackets to
-/// possibly exceed it.
-pub fn nesting_exceeds(bytes: &[u8], limit: usize) -> bool {
-    if bytes.len() <= limit {
-        return false;
-    }
-    if count_opening(bytes) <= limit {
-        return false;
-    }
-    let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    for &byte in bytes {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if byte == b'\\' {
-                escaped = true;
-            } else if byte == b'"' {
-                in_string = false;
-            }
-            continue;
-        }
-        match byte {
-            b'"' => in_string = true,
-            b'[' | b'{' => {
-                depth += 1;
-                if depth > limit {
-                    return true;
-                }
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    false
-}
-
-/// How many bytes of `bytes` are `[` or `{`, strings included (an upper bound on
-/// the nesting depth). This runs on every line, so it is written for the vectoriser:
-/// `[` (0x5B) and `{` (0x7B) differ only in bit 0x20, so one compare finds both, and
-/// the matches are summed in byte lanes over blocks of at most 255 bytes (a byte lane
-/// cannot overflow within one block) before being widened once per block. Summing
-/// straight into a `usize` makes the compiler widen every byte and runs ~8× slower.
-fn count_opening(bytes: &[u8]) -> usize {
-    let mut total = 0usize;
-    for block in bytes.chunks(255) {
-        let in_block: u8 = block.iter().fold(0u8, |n, &byte| n.wrapping_add(u8::from(byte | 0x20 == b'{')));
-        total += usize::from(in_block);
-    }
-    total
 }
 
 /// The known envelope keys.

@@ -194,21 +194,6 @@ fn nesting_beyond_the_limit_is_a_parse_error() {
 }
 
 #[test]
-fn opening_brackets_are_counted_across_block_boundaries() {
-    // The count runs in blocks of 255 bytes with byte-wide sums: lengths around the
-    // block size and runs of brackets longer than a block must count exactly.
-    for len in [0, 1, 254, 255, 256, 509, 510, 511, 1_000, 70_000] {
-        for pattern in [&b"{"[..], b"[", b"a{b[c", b"{}[]\"x"] {
-            let bytes: Vec<u8> = pattern.iter().copied().cycle().take(len).collect();
-            let expected = bytes.iter().filter(|&&b| b == b'[' || b == b'{').count();
-            assert_eq!(super::count_opening(&bytes), expected, "len {len}, pattern {pattern:?}");
-        }
-    }
-    // `;` (0x3B) and `[` (0x5B) differ in one bit too, but not in 0x20.
-    assert_eq!(super::count_opening(b";K;k"), 0);
-}
-
-#[test]
 fn batch_is_one_invalid_request_with_null_id() {
     check(
         r#"[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","id":2,"method":"b"}]"#,
@@ -451,15 +436,4 @@ fn encodes_exact_wire_strings() {
         assert_eq!(std::str::from_utf8(&written).unwrap(), wire);
         assert_eq!(Message::decode(wire.as_bytes()).unwrap().to_vec(), wire.as_bytes());
     }
-}
-
-#[test]
-fn the_bracket_count_sees_both_kinds_and_nothing_else() {
-    // Every byte value once (but quotes, escapes and closers, which the exact scan
-    // interprets), plus brackets: only `[` and `{` may count as openings.
-    let mut line: Vec<u8> = (0u8..=255).filter(|b| !b"\"\\]}".contains(b)).collect();
-    assert!(!super::nesting_exceeds(&line, 2), "{{ and [ count once each");
-    line.extend_from_slice(b"[[{");
-    assert!(super::nesting_exceeds(&line, 4), "five openings, none closed");
-    assert!(!super::nesting_exceeds(br#"{"a":"[[[[[[[[[[[[["}"#, 2), "brackets inside a string do not nest");
 }
