@@ -62,7 +62,7 @@ enum Typed {
 
 impl Typed {
     fn parse(input: &Input) -> Typed {
-        fn typed<T: for<'de> serde::Deserialize<'de>>(input: &Input) -> T {
+        fn typed<T: for<'de> serde::Deserialize<'de> + agentproto_codec::Wants>(input: &Input) -> T {
             let params = params_of(&input.line);
             match agentproto_codec::decode::<T>(params.get(), "$.params") {
                 Ok(decoded) => decoded.value,
