@@ -48,7 +48,7 @@ import { refusalError, refusalFailure, type MethodChecks } from "./refusal.js";
 import { resolveOnError, type AcpEvent, type AcpOptions, type HandlerFailure } from "./options.js";
 import { invalidParams, type ExtMessage } from "./receive.js";
 import { checkExtName, checkExtParams, encodeChecked, outgoingProblem, rawProblem } from "./outgoing.js";
-import type { MethodInfo, SurfaceRules } from "./rules.js";
+import { readsAsEmpty, type MethodInfo, type SurfaceRules } from "./rules.js";
 import type { SurfaceView } from "./surface.js";
 
 /** What the role runtime needs of a surface: its codecs and method table, and its
@@ -509,7 +509,7 @@ export class Endpoint {
     if (info.result === null) throw new InvalidHandlerResult(method, new DecodeError("$.result", "not-encodable", "no result (the method has no result type)", jsKind(value)));
     const text = this.encodeChecked(info.result, value, "$.result", (problem) => new InvalidHandlerResult(method, problem));
     if (this.strict) {
-      const problem = this.problem(info.result, info.nullResult && text === "null" ? "{}" : text, "$.result");
+      const problem = this.problem(info.result, readsAsEmpty(info, text) ? "{}" : text, "$.result");
       if (problem !== null) throw new InvalidHandlerResult(method, problem);
     }
     return text;
@@ -590,7 +590,7 @@ export class Endpoint {
 
   /** An answer to a call of `info`, decoded once; `initialize`: its version first. */
   private readResult(info: MethodInfo, result: RawJson, initializing: boolean): ReadResult {
-    const text = info.nullResult && result.text === "null" ? EMPTY : result;
+    const text = readsAsEmpty(info, result.text) ? EMPTY : result;
     const answered = initializing ? answeredVersion(text) : null;
     if (answered !== null && answered !== this.surface.protocolVersion) return { answered, decoded: null };
     try {

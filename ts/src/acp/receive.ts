@@ -16,6 +16,7 @@ import { ErrorCode, invalidParamsDecoded, type ErrorObject } from "../jsonrpc/er
 import { idJson, type RequestId } from "../jsonrpc/id.js";
 import { decodeMessage, EnvelopeError, type Response } from "../jsonrpc/message.js";
 import type { SurfaceView } from "./surface.js";
+import { readsAsEmpty } from "./rules.js";
 
 /** An extension message (a method starting with `_`), passed through raw. */
 export interface ExtMessage {
@@ -226,7 +227,7 @@ export function classify(line: Uint8Array | string, receiver: Receiver, pending:
   }
   try {
     // A `null` result is the empty object for a method whose result may be empty (rule 10).
-    const result = call.nullResult && message.result !== null && message.result.text === "null" ? EMPTY_RESULT : message.result;
+    const result = readsAsEmpty(call, message.result?.text ?? null) ? EMPTY_RESULT : message.result;
     const decoded = surface.decodeNamed(call.result, result, "$.result");
     return { kind: "response", id: message.id, method, result: decoded.value, typeName: call.result, warnings: decoded.warnings };
   } catch (err) {

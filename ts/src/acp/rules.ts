@@ -96,3 +96,9 @@ export interface SurfaceRules {
   /** Whether a request id may be `null` (v1, as JSON-RPC allows; not v2). */
   readonly nullRequestId: boolean;
 }
+
+/** Rule 10: a `null` result reads as `{}` for a method whose result may be empty
+ * (`nullResult`); for any other method it stays `null`, a wrong type. */
+export function readsAsEmpty(info: MethodInfo, text: string | null): boolean {
+  return info.nullResult && text === "null";
+}

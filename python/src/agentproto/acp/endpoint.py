@@ -64,7 +64,7 @@ from agentproto.acp.options import (
 )
 from agentproto.acp.read_order import ReadOrder, ReadPoint
 from agentproto.acp.receive import ExtMessage, invalid_params
-from agentproto.acp.rules import MethodInfo
+from agentproto.acp.rules import MethodInfo, reads_as_empty
 from agentproto.acp.state import Answer, Checks, Negotiated, Prepared, Role, SessionState, before_ready, unknown_session
 from agentproto.acp.surface import Surface
 from agentproto.codec.errors import DecodeError, DecodeWarning
@@ -442,7 +442,7 @@ class Endpoint:
             failure = _not_encodable(value, "$.result")
             raise InvalidHandlerResult(method, f"cannot encode the `{method}` result: {failure}") from None
         if self.strict and info.result is not None:
-            problem = self._problem(info.result, _EMPTY if info.null_result and raw == _NULL else raw, "$.result")
+            problem = self._problem(info.result, _EMPTY if reads_as_empty(info, raw) else raw, "$.result")
             if problem is not None:
                 raise InvalidHandlerResult(method, f"the `{method}` handler returned an invalid result: {problem}")
         return raw
@@ -545,7 +545,7 @@ class Endpoint:
 
     def _read_answer(self, info: MethodInfo, result: Raw, initializing: bool) -> Answer:
         """The answer to a call of `info`, decoded; for `initialize`, with the version it names."""
-        text = _EMPTY if info.null_result and bytes(result) == _NULL else result
+        text = _EMPTY if reads_as_empty(info, result) else result
         try:
             decoded = self.surface._decode(given(info.result), text, "$.result", self._check_duplicate_keys, True)
         except DecodeError as e:

@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
+from agentproto.acp.rules import reads_as_empty
 from agentproto.acp.surface import Surface
 from agentproto.codec.errors import DecodeError, DecodeWarning
 from agentproto.codec.runtime import rust_debug_str
@@ -221,9 +222,7 @@ def classify(line: bytes, receiver: Receiver, pending: Pending) -> Incoming:
     if call.result is None:  # pragma: no cover - every request has a result type
         return CallFailed(message.id, method, "$", f"no result type for method {rust_debug_str(method)}")
     try:
-        raw: Raw | bytes | None = message.result
-        if call.null_result and raw is not None and bytes(raw) == b"null":
-            raw = b"{}"
+        raw: Raw | bytes | None = b"{}" if reads_as_empty(call, message.result) else message.result
         result = surface._decode(call.result, raw, "$.result", check, fast)
     except DecodeError as e:
         return CallFailed(message.id, method, e.path, e.message, e)

@@ -114,3 +114,9 @@ class SurfaceRules:
     """The request whose response ends a prompt turn (`None` in v2)."""
     null_request_id: bool
     """Whether a request id may be `null` (v1, as JSON-RPC allows; not v2)."""
+
+
+def reads_as_empty(info: MethodInfo, result: bytes | memoryview | None) -> bool:
+    """Rule 10: a `null` result reads as `{}` for a method whose result may be empty
+    (`null_result`); for any other method it stays `null`, a wrong type."""
+    return info.null_result and result is not None and bytes(result) == b"null"
