@@ -1,4 +1,5 @@
-//! A2A errors and their wire forms on each binding, as one table.
+//! A2A errors and their wire forms on each binding. The table of kinds, codes and
+//! statuses is generated from `rules/a2a.toml` (`crate::generated::errors`).
 //!
 //! The HTTP (and gRPC) status of some errors changed between A2A 1.0.0 and 1.0.1; the
 //! [`ErrorTable`] switch picks one (the official TCK still checks parts of 1.0.0).
@@ -15,263 +16,29 @@ pub enum ErrorTable {
     V1_0_0,
 }
 
-/// The kinds of error a server answers with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ErrorKind {
-    /// A2A -32001: no such task (or not visible to this caller).
-    TaskNotFound,
-    /// A2A -32002: the task is in a state that cannot be canceled.
-    TaskNotCancelable,
-    /// A2A -32003: the agent does not declare push notifications.
-    PushNotificationNotSupported,
-    /// A2A -32004: the operation is not available (e.g. subscribing to a finished task).
-    UnsupportedOperation,
-    /// A2A -32005: a part's media type is not one the agent accepts.
-    ContentTypeNotSupported,
-    /// A2A -32006: the agent produced something the protocol does not allow.
-    InvalidAgentResponse,
-    /// A2A -32007: the agent has no extended card.
-    ExtendedAgentCardNotConfigured,
-    /// A2A -32008: the agent requires an extension the client did not activate.
-    ExtensionSupportRequired,
-    /// A2A -32009: the requested A2A version is not served.
-    VersionNotSupported,
-    /// JSON-RPC -32700: the body is not JSON.
-    Parse,
-    /// JSON-RPC -32600: not a valid request object.
-    InvalidRequest,
-    /// JSON-RPC -32601: no such method (or REST route).
-    MethodNotFound,
-    /// JSON-RPC -32602: the params do not match the operation's request message.
-    InvalidParams,
-    /// JSON-RPC -32603.
-    Internal,
-    /// No or bad credentials (HTTP 401).
-    Unauthenticated,
-    /// Credentials valid but not allowed (HTTP 403).
-    PermissionDenied,
-    /// The request body is over the configured limit (HTTP 413).
-    PayloadTooLarge,
-    /// An HTTP+JSON path exists, but not with this verb (HTTP 405).
-    MethodNotAllowed,
-    /// The request did not arrive in time (HTTP 408): a body sent too slowly.
-    RequestTimeout,
-    /// The HTTP body could not be read: broken chunked framing, or a connection that
-    /// ended before the body did (HTTP 400, on both bindings).
-    MalformedBody,
-    /// The caller sent more requests than the server's rate limit allows (HTTP 429 with
-    /// `Retry-After` on both bindings). A2A names no code for it and lists "rate limit
-    /// exceeded" among the system errors, so on JSON-RPC it is `-32603` with the
-    /// `ErrorInfo` reason `RATE_LIMIT_EXCEEDED`.
-    RateLimited,
-}
-
-struct Row {
-    kind: ErrorKind,
-    code: i64,
-    http: u16,
-    http_1_0_0: u16,
-    grpc: &'static str,
-    grpc_1_0_0: &'static str,
-    reason: &'static str,
-    message: &'static str,
-}
-
-/// A row; each status pair is (A2A 1.0.1, A2A 1.0.0).
-const fn row(
-    kind: ErrorKind,
-    code: i64,
-    http: [u16; 2],
-    grpc: [&'static str; 2],
-    reason: &'static str,
-    message: &'static str,
-) -> Row {
-    Row { kind, code, http: http[0], http_1_0_0: http[1], grpc: grpc[0], grpc_1_0_0: grpc[1], reason, message }
-}
-
-use ErrorKind::*;
-
-/// One row per kind: JSON-RPC code, HTTP status (1.0.1, then 1.0.0), gRPC status (1.0.1,
-/// then 1.0.0), the `ErrorInfo.reason`, and the default message.
-static TABLE: &[Row] = &[
-    row(TaskNotFound, -32001, [404, 404], ["NOT_FOUND", "NOT_FOUND"], "TASK_NOT_FOUND", "Task not found"),
-    row(
-        TaskNotCancelable,
-        -32002,
-        [400, 409],
-        ["FAILED_PRECONDITION", "FAILED_PRECONDITION"],
-        "TASK_NOT_CANCELABLE",
-        "Task cannot be canceled",
-    ),
-    row(
-        PushNotificationNotSupported,
-        -32003,
-        [400, 400],
-        ["FAILED_PRECONDITION", "UNIMPLEMENTED"],
-        "PUSH_NOTIFICATION_NOT_SUPPORTED",
-        "Push notifications are not supported",
-    ),
-    row(
-        UnsupportedOperation,
-        -32004,
-        [400, 400],
-        ["FAILED_PRECONDITION", "UNIMPLEMENTED"],
-        "UNSUPPORTED_OPERATION",
-        "This operation is not supported",
-    ),
-    row(
-        ContentTypeNotSupported,
-        -32005,
-        [400, 415],
-        ["INVALID_ARGUMENT", "INVALID_ARGUMENT"],
-        "CONTENT_TYPE_NOT_SUPPORTED",
-        "Incompatible content types",
-    ),
-    row(
-        InvalidAgentResponse,
-        -32006,
-        [500, 502],
-        ["INTERNAL", "INTERNAL"],
-        "INVALID_AGENT_RESPONSE",
-        "Invalid agent response",
-    ),
-    row(
-        ExtendedAgentCardNotConfigured,
-        -32007,
-        [400, 400],
-        ["FAILED_PRECONDITION", "FAILED_PRECONDITION"],
-        "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
-        "Extended agent card is not configured",
-    ),
-    row(
-        ExtensionSupportRequired,
-        -32008,
-        [400, 400],
-        ["FAILED_PRECONDITION", "FAILED_PRECONDITION"],
-        "EXTENSION_SUPPORT_REQUIRED",
-        "A required extension was not activated",
-    ),
-    row(
-        VersionNotSupported,
-        -32009,
-        [400, 400],
-        ["FAILED_PRECONDITION", "UNIMPLEMENTED"],
-        "VERSION_NOT_SUPPORTED",
-        "This A2A version is not supported",
-    ),
-    row(Parse, -32700, [400, 400], ["INVALID_ARGUMENT", "INVALID_ARGUMENT"], "PARSE_ERROR", "Invalid JSON payload"),
-    row(
-        InvalidRequest,
-        -32600,
-        [400, 400],
-        ["INVALID_ARGUMENT", "INVALID_ARGUMENT"],
-        "INVALID_REQUEST",
-        "Request payload validation error",
-    ),
-    row(MethodNotFound, -32601, [404, 404], ["UNIMPLEMENTED", "UNIMPLEMENTED"], "METHOD_NOT_FOUND", "Method not found"),
-    row(
-        InvalidParams,
-        -32602,
-        [400, 400],
-        ["INVALID_ARGUMENT", "INVALID_ARGUMENT"],
-        "INVALID_PARAMS",
-        "Invalid parameters",
-    ),
-    row(Internal, -32603, [500, 500], ["INTERNAL", "INTERNAL"], "INTERNAL_ERROR", "Internal error"),
-    row(
-        Unauthenticated,
-        -31401,
-        [401, 401],
-        ["UNAUTHENTICATED", "UNAUTHENTICATED"],
-        "UNAUTHENTICATED",
-        "Authentication required",
-    ),
-    row(
-        PermissionDenied,
-        -31403,
-        [403, 403],
-        ["PERMISSION_DENIED", "PERMISSION_DENIED"],
-        "PERMISSION_DENIED",
-        "Permission denied",
-    ),
-    row(
-        PayloadTooLarge,
-        -32600,
-        [413, 413],
-        ["RESOURCE_EXHAUSTED", "RESOURCE_EXHAUSTED"],
-        "PAYLOAD_TOO_LARGE",
-        "Request body too large",
-    ),
-    row(
-        MethodNotAllowed,
-        -32601,
-        [405, 405],
-        ["UNIMPLEMENTED", "UNIMPLEMENTED"],
-        "METHOD_NOT_ALLOWED",
-        "Method not allowed",
-    ),
-    row(
-        RequestTimeout,
-        -32600,
-        [408, 408],
-        ["DEADLINE_EXCEEDED", "DEADLINE_EXCEEDED"],
-        "REQUEST_TIMEOUT",
-        "The request was not received in time",
-    ),
-    row(
-        MalformedBody,
-        -32600,
-        [400, 400],
-        ["INVALID_ARGUMENT", "INVALID_ARGUMENT"],
-        "MALFORMED_BODY",
-        "The request body could not be read",
-    ),
-    row(
-        RateLimited,
-        -32603,
-        [429, 429],
-        ["RESOURCE_EXHAUSTED", "RESOURCE_EXHAUSTED"],
-        "RATE_LIMIT_EXCEEDED",
-        "Too many requests",
-    ),
-];
-
-impl ErrorKind {
-    /// The kind a JSON-RPC error code stands for.
-    pub fn from_code(code: i64) -> Option<Self> {
-        TABLE.iter().find(|r| r.code == code).map(|r| r.kind)
-    }
-
-    /// The kind a `google.rpc.ErrorInfo.reason` names.
-    pub fn from_reason(reason: &str) -> Option<Self> {
-        TABLE.iter().find(|r| r.reason == reason).map(|r| r.kind)
-    }
-
-    /// A guess from an HTTP status alone, for REST errors without an `ErrorInfo`: 404,
-    /// and the 1.0.0 statuses 409 and 415 that only one kind used.
-    pub fn from_http_status(status: u16) -> Option<Self> {
-        match status {
-            404 => Some(TaskNotFound),
-            409 => Some(TaskNotCancelable),
-            415 => Some(ContentTypeNotSupported),
-            _ => None,
+impl ErrorTable {
+    /// The column of the generated rows' status pairs.
+    fn column(self) -> usize {
+        match self {
+            ErrorTable::V1_0_1 => 0,
+            ErrorTable::V1_0_0 => 1,
         }
     }
+}
 
+pub use crate::generated::errors::ErrorKind;
+use ErrorKind::*;
+
+impl ErrorKind {
     /// The JSON-RPC code.
     pub fn code(self) -> i64 {
-        lookup(self).code
+        self.row().code
     }
 
     /// The `ErrorInfo.reason`.
     pub fn reason(self) -> &'static str {
-        lookup(self).reason
+        self.row().reason
     }
-}
-
-fn lookup(kind: ErrorKind) -> &'static Row {
-    TABLE.iter().find(|r| r.kind == kind).unwrap_or(&TABLE[13])
 }
 
 /// The ErrorInfo domain A2A defines.
@@ -292,7 +59,7 @@ pub struct A2aError {
 impl A2aError {
     /// An error with the kind's default message.
     pub fn new(kind: ErrorKind) -> Self {
-        A2aError { kind, message: lookup(kind).message.to_owned(), metadata: Vec::new() }
+        A2aError { kind, message: kind.row().message.to_owned(), metadata: Vec::new() }
     }
 
     /// Replaces the message.
@@ -325,37 +92,29 @@ impl A2aError {
 
     /// The JSON-RPC error code.
     pub fn code(&self) -> i64 {
-        lookup(self.kind).code
+        self.kind.code()
     }
 
     /// The HTTP status on the HTTP+JSON binding under `table`.
     pub fn http_status(&self, table: ErrorTable) -> u16 {
-        let r = lookup(self.kind);
-        match table {
-            ErrorTable::V1_0_1 => r.http,
-            ErrorTable::V1_0_0 => r.http_1_0_0,
-        }
+        self.kind.row().http[table.column()]
     }
 
     /// The gRPC status name (`NOT_FOUND`, …) under A2A 1.0.1, also the `status` of an
     /// AIP-193 body.
     pub fn grpc_status(&self) -> &'static str {
-        lookup(self.kind).grpc
+        self.kind.row().grpc[0]
     }
 
     /// The gRPC status name on the gRPC binding under `table` (A2A 1.0.0 answered
     /// some errors `UNIMPLEMENTED` where 1.0.1 says `FAILED_PRECONDITION`).
     pub fn grpc_status_in(&self, table: ErrorTable) -> &'static str {
-        let r = lookup(self.kind);
-        match table {
-            ErrorTable::V1_0_1 => r.grpc,
-            ErrorTable::V1_0_0 => r.grpc_1_0_0,
-        }
+        self.kind.row().grpc[table.column()]
     }
 
     /// The `google.rpc.ErrorInfo.reason`.
     pub fn reason(&self) -> &'static str {
-        lookup(self.kind).reason
+        self.kind.reason()
     }
 
     /// The `google.rpc.ErrorInfo` detail, in ProtoJSON `Any` form.
@@ -387,11 +146,7 @@ impl A2aError {
 
     /// The A2A 0.3 JSON-RPC error object (`data` was a free-form object then).
     pub fn jsonrpc_error_v03(&self) -> Value {
-        let code = match self.kind {
-            ExtendedAgentCardNotConfigured => -32007,
-            ExtensionSupportRequired | VersionNotSupported => -32600,
-            _ => self.code(),
-        };
+        let code = self.kind.row().code_v03;
         let data: serde_json::Map<String, Value> =
             self.metadata.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
         if data.is_empty() {
