@@ -29,8 +29,9 @@ use super::{operation_at, status, Transcoder};
 use crate::errors::{A2aError, ErrorKind, ErrorTable};
 use crate::executor::AgentExecutor;
 use crate::server::auth::Authenticator;
-use crate::server::core::{Answer, StreamOut};
-use crate::server::http::{call_context_of, version, App, Binding};
+use crate::server::call::{call_context_of, version, Binding, CallRules};
+use crate::server::core::{Answer, Core, StreamOut};
+use crate::server::http::HttpOptions;
 use crate::server::layers::Authentication;
 use crate::v1::{Operation, Request};
 
@@ -39,13 +40,21 @@ type Events = Pin<Box<dyn Stream<Item = Result<Vec<u8>, Status>> + Send>>;
 
 /// The A2A gRPC service of one server ([`crate::server::A2aServer::grpc_service`]).
 pub struct GrpcService<E> {
-    app: Arc<App<E>>,
+    shared: Arc<Shared<E>>,
     auth: Option<Arc<dyn Authenticator>>,
+}
+
+/// What every call of the service reads: the core and the binding's options.
+struct Shared<E> {
+    core: Arc<Core<E>>,
+    calls: CallRules,
+    table: ErrorTable,
+    max_message_bytes: usize,
 }
 
 impl<E> Clone for GrpcService<E> {
     fn clone(&self) -> Self {
-        GrpcService { app: Arc::clone(&self.app), auth: self.auth.clone() }
+        GrpcService { shared: Arc::clone(&self.shared), auth: self.auth.clone() }
     }
 }
 
@@ -56,12 +65,19 @@ impl<E> std::fmt::Debug for GrpcService<E> {
 }
 
 impl<E: AgentExecutor> GrpcService<E> {
-    pub(crate) fn new(app: Arc<App<E>>, auth: Option<Arc<dyn Authenticator>>) -> Self {
-        GrpcService { app, auth }
+    /// The service of `core`, reading calls and sizing messages as `options` say for HTTP.
+    pub(crate) fn new(core: Arc<Core<E>>, options: &HttpOptions, auth: Option<Arc<dyn Authenticator>>) -> Self {
+        let shared = Shared {
+            core,
+            calls: options.call_rules(),
+            table: options.error_table,
+            max_message_bytes: options.max_body_bytes,
+        };
+        GrpcService { shared: Arc::new(shared), auth }
     }
 
     fn table(&self) -> ErrorTable {
-        self.app.options.error_table
+        self.shared.table
     }
 }
 
@@ -97,8 +113,8 @@ where
             let outcome = auth.authenticate(req.headers(), None);
             req.extensions_mut().insert(Authentication::new(outcome));
         }
-        let call = Call { app: Arc::clone(&self.app), op };
-        let limit = self.app.options.max_body_bytes;
+        let call = Call { shared: Arc::clone(&self.shared), op };
+        let limit = self.shared.max_message_bytes;
         Box::pin(async move {
             let mut grpc = Grpc::new(Transcoder::server(op, table))
                 .max_decoding_message_size(limit)
@@ -110,23 +126,24 @@ where
 
 /// One call of one operation.
 struct Call<E> {
-    app: Arc<App<E>>,
+    shared: Arc<Shared<E>>,
     op: Operation,
 }
 
 impl<E: AgentExecutor> Call<E> {
     /// Runs the call through the core; `Err` is the call's status.
     async fn run(self, request: GrpcRequest<Vec<u8>>) -> Result<Answer, Status> {
-        let table = self.app.options.error_table;
+        let table = self.shared.table;
         let fail = |e: A2aError| status(&e, table);
         let (metadata, extensions, json) = request.into_parts();
         let headers = metadata.into_headers();
         // Always 1.0 or an error on this binding.
-        version(&self.app, &headers, None, Binding::Grpc).map_err(fail)?;
+        version(&self.shared.calls, &headers, None, Binding::Grpc).map_err(fail)?;
         let request = Request::decode(self.op, &json, "$").map_err(|e| fail(A2aError::invalid_params(&e)))?.value;
-        let cx = call_context_of(&self.app, &headers, extensions.get::<Authentication>(), None, request.tenant())
-            .map_err(fail)?;
-        self.app.core.handle(cx, request).await.map_err(fail)
+        let cx =
+            call_context_of(&self.shared.calls, &headers, extensions.get::<Authentication>(), None, request.tenant())
+                .map_err(fail)?;
+        self.shared.core.handle(cx, request).await.map_err(fail)
     }
 }
 
@@ -135,9 +152,9 @@ impl<E: AgentExecutor> UnaryService<Vec<u8>> for Call<E> {
     type Future = BoxFuture<Result<GrpcResponse<Vec<u8>>, Status>>;
 
     fn call(&mut self, request: GrpcRequest<Vec<u8>>) -> Self::Future {
-        let call = Call { app: Arc::clone(&self.app), op: self.op };
+        let call = Call { shared: Arc::clone(&self.shared), op: self.op };
         Box::pin(async move {
-            let table = call.app.options.error_table;
+            let table = call.shared.table;
             match call.run(request).await? {
                 Answer::Value(json) => Ok(GrpcResponse::new(json)),
                 Answer::Stream(_) => Err(status(
@@ -155,10 +172,10 @@ impl<E: AgentExecutor> ServerStreamingService<Vec<u8>> for Call<E> {
     type Future = BoxFuture<Result<GrpcResponse<Events>, Status>>;
 
     fn call(&mut self, request: GrpcRequest<Vec<u8>>) -> Self::Future {
-        let call = Call { app: Arc::clone(&self.app), op: self.op };
+        let call = Call { shared: Arc::clone(&self.shared), op: self.op };
         Box::pin(async move {
-            let table = call.app.options.error_table;
-            let shutdown = call.app.core.shutdown.clone();
+            let table = call.shared.table;
+            let shutdown = call.shared.core.shutdown.clone();
             let events = match call.run(request).await? {
                 Answer::Stream(events) => events,
                 Answer::Value(_) => {

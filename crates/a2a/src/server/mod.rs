@@ -22,6 +22,7 @@
 //! `Builder::postgres`, feature `postgres`).
 
 pub mod auth;
+pub(crate) mod call;
 mod cancel;
 pub mod core;
 pub mod http;
@@ -52,9 +53,10 @@ use crate::stream::{EventHub, HubOptions};
 use crate::tasks::Tasks;
 use crate::v1::AgentCard;
 
+pub use self::call::MissingVersion;
 use self::core::Core;
 pub use self::core::{CallContext, CoreOptions};
-pub use self::http::{HttpOptions, MissingVersion};
+pub use self::http::HttpOptions;
 use auth::{Authenticator, CardAuthenticator, CredentialValidator};
 use layers::{Cors, Interceptor, RateLimit, RateLimitLayer};
 pub use replicas::{ControlChannel, DEFAULT_CANCEL_WAIT};
@@ -313,10 +315,12 @@ impl<E: AgentExecutor> Builder<E> {
         #[cfg(feature = "grpc")]
         let grpc_auth = self.auth.clone();
         let stack = layers::Stack { auth: self.auth, rate_limit, cors: self.cors };
+        #[cfg(feature = "grpc")]
+        let grpc = crate::grpc::server::GrpcService::new(Arc::clone(&core), &self.http, grpc_auth);
         let app = http::App::new(core, self.http);
         A2aServer {
             #[cfg(feature = "grpc")]
-            grpc: crate::grpc::server::GrpcService::new(Arc::clone(&app), grpc_auth),
+            grpc,
             #[cfg(feature = "grpc")]
             grpc_listener: None,
             router: stack.wrap(http::router(app)),

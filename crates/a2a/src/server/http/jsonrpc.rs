@@ -274,11 +274,11 @@ pub(super) async fn decode_call<E: AgentExecutor>(
     raw: &[u8],
 ) -> Result<Request, Response> {
     let query = parts.uri.query();
-    match version(app, &parts.headers, query, Binding::JsonRpc) {
+    match version(&app.calls, &parts.headers, query, Binding::JsonRpc) {
         Ok(Version::V1) => {}
         Ok(Version::V03) => match crate::compat::v03::method(method) {
             // A 0.3 method name: answered in 0.3 by the compat layer.
-            Some(m) => return Err(Box::pin(crate::compat::serve_v03(app, parts, id.clone(), m, raw)).await),
+            Some(m) => return Err(Box::pin(super::v03::serve_v03(app, parts, id.clone(), m, raw)).await),
             None => return Err(rpc_error_response(&v03_refused(Binding::JsonRpc, method), Some(id))),
         },
         Err(e) => return Err(rpc_error_response(&e, Some(id))),

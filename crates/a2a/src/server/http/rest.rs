@@ -2,6 +2,7 @@
 //! path variables and typed query parameters turned into request fields, AIP-193 errors.
 
 use super::*;
+use crate::server::auth::percent_decode;
 
 pub(crate) fn rest_error(e: &A2aError, table: ErrorTable) -> Response {
     // The core names request fields as JSON-RPC sees them (`$.params.…`); on this
@@ -158,7 +159,7 @@ pub(super) async fn rest<E: AgentExecutor>(State(app): State<Arc<App<E>>>, req: 
         return r;
     }
     let query = parts.uri.query().map(str::to_owned);
-    match version(&app, &parts.headers, query.as_deref(), Binding::Rest) {
+    match version(&app.calls, &parts.headers, query.as_deref(), Binding::Rest) {
         Ok(Version::V1) => {}
         Ok(Version::V03) => return rest_error(&v03_refused(Binding::Rest, ""), table),
         Err(e) => return rest_error(&e, table),

@@ -1,4 +1,5 @@
-//! Answering an A2A 0.3 JSON-RPC request with the 1.0 core.
+//! The A2A 0.3 JSON-RPC binding: a 0.3 request answered by the 1.0 core, through the
+//! conversions of [`crate::compat::v03`].
 //!
 //! The params are converted to 1.0 and decoded by the generated codec, the core handles
 //! the request as any other, and its answer is converted back: unary results in the 0.3
@@ -12,11 +13,11 @@ use axum::response::{IntoResponse, Response};
 use http::StatusCode;
 use serde_json::Value;
 
-use super::v03::Method;
+use super::{call_context, decorate_error, frame, rpc_http_status, sse, App, RpcId};
+use crate::compat::v03::Method;
 use crate::errors::{A2aError, ErrorKind};
 use crate::executor::AgentExecutor;
 use crate::server::core::{Answer, StreamOut};
-use crate::server::http::{call_context, decorate_error, frame, rpc_http_status, sse, App, RpcId};
 use crate::v1::Request;
 
 fn envelope(id: &RpcId, member: &str, value: &Value) -> Vec<u8> {
