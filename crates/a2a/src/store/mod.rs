@@ -23,6 +23,7 @@ use std::sync::Arc;
 
 use crate::v1::{StreamResponse, Task};
 
+pub(crate) mod commit;
 pub mod memory;
 #[cfg(feature = "postgres")]
 pub mod postgres;

@@ -29,6 +29,7 @@ use foldhash::HashMap;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use super::commit::{check, Checked, Stored};
 use super::{
     BoxFuture, Commit, Committed, DeadLetter, Delivery, EventBody, EventPage, EventRecord, IdempotencyClaim,
     LeaseChange, ListPage, ListQuery, Purged, PushConfigRecord, Store, StoreError, TaskKey, TaskRecord, TurnLease,
@@ -143,25 +144,12 @@ impl MemoryStore {
         let mut guard = self.lock()?;
         let state = &mut *guard;
         let key = commit.task.key.clone();
-        let (version, last_seq) = match (state.tasks.get(&key), commit.expected_version) {
-            (Some(_), None) => return Err(StoreError::Exists(key)),
-            (None, Some(_)) => return Err(StoreError::NotFound(key)),
-            (Some(entry), Some(expected)) if entry.record.version != expected => {
-                return Err(StoreError::Conflict { key, expected, found: entry.record.version })
-            }
-            (Some(entry), Some(expected)) => {
-                if let LeaseChange::ClearExpired(before_ms) = commit.lease {
-                    if entry.record.lease.as_ref().is_none_or(|lease| lease.until_ms >= before_ms) {
-                        return Err(StoreError::LeaseLive(key));
-                    }
-                }
-                (
-                    expected.checked_add(1).ok_or_else(|| StoreError::Backend("task version overflow".into()))?,
-                    entry.last_seq,
-                )
-            }
-            (None, None) => (1, 0),
-        };
+        let stored = state.tasks.get(&key).map(|entry| Stored {
+            version: entry.record.version,
+            last_seq: entry.last_seq,
+            lease_until_ms: entry.record.lease.as_ref().map(|lease| lease.until_ms),
+        });
+        let Checked { version, last_seq, .. } = check(&commit, stored)?;
 
         let mut record = commit.task;
         record.version = version;

@@ -8,6 +8,7 @@ use super::{
     limit_i64, pg, to_i64, to_u64, Commit, Committed, EventPage, ListPage, ListQuery, StoreError, TaskKey, TaskRecord,
     NOTIFY_CHANNEL,
 };
+use crate::store::commit::{check, Checked, Stored};
 use crate::store::{EventRecord, LeaseChange, TaskBody, TurnLease};
 
 const TASK_COLUMNS: &str =
@@ -155,24 +156,15 @@ async fn write_commit(tx: &Transaction<'_>, commit: &Commit) -> Result<Written, 
         )),
         None => None,
     };
-    let (version, last_seq) = match (current, commit.expected_version) {
-        (Some(_), None) => return Err(StoreError::Exists(key)),
-        (None, Some(_)) => return Err(StoreError::NotFound(key)),
-        (Some((found, last_seq, lease_until_ms)), Some(expected)) => {
-            let found = to_u64(found, "version")?;
-            if found != expected {
-                return Err(StoreError::Conflict { key, expected, found });
-            }
-            if let LeaseChange::ClearExpired(before_ms) = commit.lease {
-                if lease_until_ms.is_none_or(|until_ms| until_ms >= before_ms) {
-                    return Err(StoreError::LeaseLive(key));
-                }
-            }
-            let version = expected.checked_add(1).ok_or_else(|| StoreError::Backend("task version overflow".into()))?;
-            (version, to_u64(last_seq, "sequence number")?)
-        }
-        (None, None) => (1, 0),
+    let stored = match current {
+        Some((version, last_seq, lease_until_ms)) => Some(Stored {
+            version: to_u64(version, "version")?,
+            last_seq: to_u64(last_seq, "sequence number")?,
+            lease_until_ms,
+        }),
+        None => None,
     };
+    let Checked { version, last_seq, .. } = check(commit, stored)?;
     let record = &commit.task;
     let new_last_seq = last_seq + commit.events.len() as u64;
     let version_sql = to_i64(version, "version")?;

@@ -1,6 +1,7 @@
 //! Tasks and their event logs: the commit transaction, lists and replays.
 
 use super::*;
+use crate::store::commit::{check, Checked, Stored};
 
 pub(super) const TASK_COLUMNS: &str =
     "tenant, id, context_id, state, terminal, status_ts_ms, version, body, lease_owner, lease_until_ms";
@@ -150,20 +151,6 @@ fn in_savepoint<T>(tx: &Connection, work: impl FnOnce(&Connection) -> Result<T, 
     }
 }
 
-/// A commit its checks let through: the version it writes, and the sequence number its
-/// events follow.
-struct Checked {
-    version: u64,
-    last_seq: u64,
-}
-
-impl Checked {
-    /// The sequence number of the commit's event number `offset` (from 0).
-    fn seq(&self, offset: usize) -> u64 {
-        self.last_seq + offset as u64 + 1
-    }
-}
-
 /// How a commit failed.
 enum Failed {
     /// Its checks refused it before it wrote anything.
@@ -183,14 +170,15 @@ impl Failed {
 /// One commit, inside a transaction the caller opened: its checks (the version, the
 /// lease), then its writes (the task row, its events and their push deliveries).
 fn apply_commit(tx: &Connection, commit: &Commit) -> Result<Checked, Failed> {
-    let (checked, creating) = check_commit(tx, commit).map_err(Failed::Refused)?;
+    let checked = check_commit(tx, commit).map_err(Failed::Refused)?;
     let body = commit.task.body.bytes().map_err(Failed::Refused)?;
-    write_commit(tx, commit, &body, &checked, creating).map_err(Failed::Writing)?;
+    write_commit(tx, commit, &body, &checked).map_err(Failed::Writing)?;
     Ok(checked)
 }
 
-/// The version check, and whether the commit creates the task.
-fn check_commit(tx: &Connection, commit: &Commit) -> Result<(Checked, bool), StoreError> {
+/// The task's version, log and lease as stored, read in the transaction, and the check
+/// every store makes ([`check`]).
+fn check_commit(tx: &Connection, commit: &Commit) -> Result<Checked, StoreError> {
     let key = &commit.task.key;
     let current: Option<(i64, i64, Option<i64>)> = tx
         .prepare_cached("SELECT version, last_seq, lease_until_ms FROM tasks WHERE tenant = ?1 AND id = ?2")
@@ -199,44 +187,25 @@ fn check_commit(tx: &Connection, commit: &Commit) -> Result<(Checked, bool), Sto
         })
         .optional()
         .map_err(|e| backend("read task version", e))?;
-    let (version, last_seq) = match (current, commit.expected_version) {
-        (Some(_), None) => return Err(StoreError::Exists(key.clone())),
-        (None, Some(_)) => return Err(StoreError::NotFound(key.clone())),
-        (Some((found, last_seq, lease_until_ms)), Some(expected)) => {
-            let found = to_u64(found, "version")?;
-            if found != expected {
-                return Err(StoreError::Conflict { key: key.clone(), expected, found });
-            }
-            if let LeaseChange::ClearExpired(before_ms) = commit.lease {
-                if lease_until_ms.is_none_or(|until_ms| until_ms >= before_ms) {
-                    return Err(StoreError::LeaseLive(key.clone()));
-                }
-            }
-            let version = expected.checked_add(1).ok_or_else(|| StoreError::Backend("task version overflow".into()))?;
-            (version, to_u64(last_seq, "sequence number")?)
-        }
-        (None, None) => (1, 0),
+    let stored = match current {
+        Some((version, last_seq, lease_until_ms)) => Some(Stored {
+            version: to_u64(version, "version")?,
+            last_seq: to_u64(last_seq, "sequence number")?,
+            lease_until_ms,
+        }),
+        None => None,
     };
-    // Range checks here, so that the writes cannot fail on them.
-    to_i64(version, "version")?;
-    to_i64(last_seq + commit.events.len() as u64, "sequence number")?;
-    Ok((Checked { version, last_seq }, current.is_none()))
+    check(commit, stored)
 }
 
 /// The writes of a commit its checks let through.
-fn write_commit(
-    tx: &Connection,
-    commit: &Commit,
-    body: &[u8],
-    checked: &Checked,
-    creating: bool,
-) -> Result<(), StoreError> {
+fn write_commit(tx: &Connection, commit: &Commit, body: &[u8], checked: &Checked) -> Result<(), StoreError> {
     let key = &commit.task.key;
     let record = &commit.task;
     let version_sql = to_i64(checked.version, "version")?;
     let last_seq_sql = to_i64(checked.last_seq + commit.events.len() as u64, "sequence number")?;
     let (keep_lease, lease_owner, lease_until_ms) = lease_columns(&commit.lease);
-    if creating {
+    if checked.creating {
         tx.prepare_cached(
             "INSERT INTO tasks (tenant, id, context_id, state, terminal, status_ts_ms, version, last_seq, body, \
              lease_owner, lease_until_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
