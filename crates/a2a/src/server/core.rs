@@ -9,24 +9,19 @@ use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
-use sha2::{Digest, Sha256};
-use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::replicas::Replicas;
-use super::turn::{unwinding, Turn};
 use crate::errors::{A2aError, ErrorKind};
-use crate::executor::{AgentExecutor, First, Pending, RequestContext, TaskUpdater};
+use crate::executor::{AgentExecutor, TaskUpdater};
 use crate::push::SsrfGuard;
-use crate::store::{BoxFuture, EventRecord, IdempotencyClaim, ListQuery, TaskKey};
+use crate::store::{BoxFuture, EventRecord, ListQuery, TaskKey};
 use crate::stream::{StreamItem, Subscription};
-use crate::tasks::{
-    encode, event_ends_turn, event_of, is_terminal, task_answer, task_of, view, viewed, Change, Known, Tasks, Writer,
-};
+use crate::tasks::{encode, event_of, is_terminal, task_of, view, viewed, Tasks};
 use crate::v1::{
-    AgentCard, GetTaskRequest, ListTasksRequest, ListTasksResponse, Request, SendMessageRequest, SendMessageResponse,
-    StreamResponse, SubscribeToTaskRequest, Task, TaskState, TaskStatus,
+    AgentCard, GetTaskRequest, ListTasksRequest, ListTasksResponse, Request, SendMessageRequest, StreamResponse,
+    SubscribeToTaskRequest,
 };
 
 /// Who is calling and on whose behalf, as the binding and the authenticator found it.
@@ -199,7 +194,7 @@ impl<E: AgentExecutor> Core<E> {
         }
     }
 
-    fn check_message(&self, req: &SendMessageRequest) -> Result<(), A2aError> {
+    pub(super) fn check_message(&self, req: &SendMessageRequest) -> Result<(), A2aError> {
         let meta_len = |m: &Option<crate::v1::RawObject>| {
             m.as_ref().map(|r| serde_json::to_vec(r).map(|v| v.len()).unwrap_or(0)).unwrap_or(0)
         };
@@ -224,247 +219,6 @@ impl<E: AgentExecutor> Core<E> {
             }
         }
         Ok(())
-    }
-
-    async fn send(
-        self: &Arc<Self>,
-        cx: CallContext,
-        req: SendMessageRequest,
-        streaming: bool,
-    ) -> Result<Answer, A2aError> {
-        self.check_message(&req)?;
-        let Some(idem) = cx.idempotency_key.clone().filter(|_| !streaming) else {
-            return self.send_once(cx, req, streaming).await;
-        };
-        let fingerprint = hex(&Sha256::digest(serde_json::to_vec(&req).unwrap_or_default()));
-        let store = self.tasks.store();
-        match store.claim_idempotency(&cx.tenant, &idem, &fingerprint, now_ms()).await? {
-            IdempotencyClaim::Claimed => {}
-            IdempotencyClaim::Seen { fingerprint: f, .. } if f != fingerprint => {
-                return Err(A2aError::new(ErrorKind::InvalidRequest)
-                    .with_message("Idempotency-Key was already used for a different request")
-                    .with("idempotencyKey", idem));
-            }
-            IdempotencyClaim::Seen { result: Some(bytes), .. } => {
-                return self.replay_idempotent(&cx, bytes, &req).await
-            }
-            IdempotencyClaim::Seen { result: None, .. } => {
-                return Err(A2aError::new(ErrorKind::InvalidRequest)
-                    .with_message("a request with this Idempotency-Key is still being processed; retry later")
-                    .with("idempotencyKey", idem));
-            }
-        }
-        match self.send_once(cx.clone(), req, false).await {
-            Ok(Answer::Value(bytes)) => {
-                store.complete_idempotency(&cx.tenant, &idem, bytes.clone()).await?;
-                Ok(Answer::Value(bytes))
-            }
-            Ok(other) => Ok(other),
-            Err(e) => {
-                store.release_idempotency(&cx.tenant, &idem).await?;
-                Err(e)
-            }
-        }
-    }
-
-    /// A repeated idempotent send: the stored answer, refreshed when it was a task.
-    async fn replay_idempotent(
-        &self,
-        cx: &CallContext,
-        bytes: Vec<u8>,
-        req: &SendMessageRequest,
-    ) -> Result<Answer, A2aError> {
-        let prior = agentproto_codec::decode_slice::<SendMessageResponse>(&bytes, "$")
-            .map_err(|e| A2aError::new(ErrorKind::Internal).with_message(e.to_string()))?
-            .value;
-        if let SendMessageResponse::Task(t) = prior {
-            if let Some((task, _)) = self.tasks.get(&TaskKey::new(cx.tenant.clone(), t.id.clone())).await? {
-                let h = req.configuration.as_ref().and_then(|c| c.history_length);
-                return Ok(Answer::Value(encode(&SendMessageResponse::Task(view(task, h, true)))?));
-            }
-        }
-        Ok(Answer::Value(bytes))
-    }
-
-    async fn send_once(
-        self: &Arc<Self>,
-        cx: CallContext,
-        req: SendMessageRequest,
-        streaming: bool,
-    ) -> Result<Answer, A2aError> {
-        let mut message = req.message;
-        let existing = if message.task_id.is_empty() {
-            None
-        } else {
-            let key = TaskKey::new(cx.tenant.clone(), message.task_id.clone());
-            let Some((task, rec)) = self.tasks.get_shared(&key).await? else {
-                return Err(A2aError::task_not_found(&message.task_id));
-            };
-            if is_terminal(task.status.state) {
-                return Err(A2aError::new(ErrorKind::UnsupportedOperation)
-                    .with_message(format!("task {} is in a terminal state ({})", task.id, task.status.state.as_str()))
-                    .with("taskId", task.id.clone()));
-            }
-            if !message.context_id.is_empty() && message.context_id != task.context_id {
-                return Err(A2aError::new(ErrorKind::InvalidParams)
-                    .with_message(format!(
-                        "contextId {:?} does not match task {}'s context {:?}",
-                        message.context_id, task.id, task.context_id
-                    ))
-                    .with("path", "$.params.message.contextId"));
-            }
-            // What the follow-up's first update applies to (see `Known`).
-            Some(Known { task, version: rec.version })
-        };
-        let (task_id, context_id) = match &existing {
-            Some(k) => (k.task.id.clone(), k.task.context_id.clone()),
-            None => {
-                let ctx = if message.context_id.is_empty() { new_id() } else { message.context_id.clone() };
-                (new_id(), ctx)
-            }
-        };
-        message.task_id = task_id.clone();
-        message.context_id = context_id.clone();
-        let key = TaskKey::new(cx.tenant.clone(), task_id.clone());
-        let config = req.configuration.clone().unwrap_or_default();
-        let inline_push = match config.task_push_notification_config.clone() {
-            Some(mut pc) => {
-                self.require_push()?;
-                pc.task_id = task_id.clone();
-                Some(self.push_record(&cx, pc, "$.params.configuration.taskPushNotificationConfig.url").await?.1)
-            }
-            None => None,
-        };
-
-        let (first_tx, mut first_rx) = oneshot::channel();
-        let mut known = None;
-        let create = if existing.is_none() {
-            let mut status = TaskStatus::new(TaskState::Submitted);
-            status.timestamp = Some(crate::Timestamp::from_millis(now_ms()));
-            let mut t = Task::new(task_id.clone(), status);
-            t.context_id = context_id.clone();
-            t.history.push(message.clone());
-            Some(t)
-        } else {
-            if let Some(pc) = inline_push.clone() {
-                self.tasks.store().put_push_config(pc).await?;
-            }
-            let change = Change::History(message.clone());
-            known = Some(self.tasks.apply_as(&key, &[change], Writer::Other, existing.clone()).await?.0);
-            None
-        };
-        let turn = Some(self.tasks.leases().start_turn(key.clone()));
-        let start = Pending::new(create, inline_push, first_tx, known, turn);
-        let updater = TaskUpdater::new(self.tasks.clone(), key.clone(), context_id.clone(), start);
-        let cancel = self.shutdown.child_token();
-        // The message moves into the executor's context; the task's history has its copy.
-        let rcx = RequestContext {
-            message,
-            task: existing.as_ref().map(|k| (*k.task).clone()),
-            task_id: task_id.clone(),
-            context_id: context_id.clone(),
-            tenant: cx.tenant.clone(),
-            metadata: req.metadata.clone(),
-            extensions: cx.extensions.clone(),
-            cancelled: cancel.clone(),
-        };
-        let mut turn_end = updater.turn_end();
-        self.running().insert(key.clone(), Running { cancel: cancel.clone(), updater: updater.clone() });
-        let core = self.clone();
-        let span = tracing::debug_span!("a2a_task", task = %key.id, context = %context_id, tenant = %key.tenant);
-        // Runs on this request's task while the request waits for it (see `super::turn`).
-        let mut turn = Turn::new(async move {
-            // Boxed once here: the executor's future is kilobytes, and the layers that wrap
-            // it (the panic catch, the updater's run, this turn) would each hold and copy it.
-            let execute: BoxFuture<'_, Result<(), A2aError>> =
-                Box::pin(core.executor.execute(rcx, updater.clone()).instrument(span));
-            let result = updater.run(unwinding(execute)).await;
-            match result {
-                Err(e) => {
-                    if !updater.fail_before_start(e.clone()) {
-                        let msg = updater.text(format!("agent failed: {}", e.message));
-                        let _ = updater.fail(Some(msg)).await;
-                    }
-                }
-                Ok(()) => {
-                    if !updater.started() {
-                        updater.fail_before_start(
-                            A2aError::new(ErrorKind::InvalidAgentResponse)
-                                .with_message("the agent finished without answering"),
-                        );
-                    }
-                }
-            }
-            let mut running = core.running();
-            // A later message to the same task may have replaced this execution's entry.
-            if running.get(updater.key()).is_some_and(|r| r.updater.same(&updater)) {
-                running.remove(updater.key());
-            }
-        });
-
-        let first = turn.until(&mut first_rx).await;
-        let blocking = !(streaming || config.return_immediately || self.options.return_immediately_by_default);
-        if !blocking {
-            // The turn goes on on a task of its own.
-            turn.detach();
-        }
-        match first {
-            Err(_) => Err(A2aError::new(ErrorKind::Internal).with_message("the agent stopped before answering")),
-            Ok(First::Failed(e)) => Err(e),
-            Ok(First::Message(m)) => {
-                if streaming {
-                    let body = encode(&StreamResponse::Message(m))?;
-                    Ok(Answer::Stream(Box::pin(futures::stream::iter([StreamOut::Event {
-                        seq: None,
-                        body: body.into(),
-                    }]))))
-                } else {
-                    Ok(Answer::Value(encode(&SendMessageResponse::Message(m))?))
-                }
-            }
-            Ok(First::Task { seq }) => {
-                let history = config.history_length;
-                if streaming {
-                    let sub =
-                        self.tasks.hub().subscribe(self.tasks.store().clone(), key.clone(), seq.saturating_sub(1));
-                    let mut prefix = Vec::new();
-                    if existing.is_some() {
-                        if let Some((t, _)) = self.tasks.get(&key).await? {
-                            let t = view(t, history, true);
-                            prefix.push(StreamOut::Event { seq: None, body: encode(&StreamResponse::Task(t))?.into() });
-                        }
-                    }
-                    // A streamed send ends with its turn: at a terminal or interrupted state.
-                    // Ends right after the event that ends the turn, without waiting for
-                    // another item.
-                    let turn = futures::stream::unfold(
-                        (Box::pin(sub.into_stream()), false),
-                        move |(mut s, ended)| async move {
-                            if ended {
-                                return None;
-                            }
-                            Some(match s.next().await? {
-                                Ok(StreamItem::Event(ev)) => {
-                                    let end = event_ends_turn(&ev.body);
-                                    (event_out(ev, history), (s, end))
-                                }
-                                other => (item_out(other), (s, false)),
-                            })
-                        },
-                    );
-                    return Ok(Answer::Stream(Box::pin(futures::stream::iter(prefix).chain(turn))));
-                }
-                if blocking {
-                    // The executor says when the turn ends, with the task as it left it;
-                    // the executor's end counts too (then the task is read back).
-                    if let Some(task) = turn.until_or_end(&mut turn_end).await {
-                        return Ok(Answer::Value(task_answer(task, history)?));
-                    }
-                }
-                let (task, _) = self.tasks.get_shared(&key).await?.ok_or_else(|| A2aError::task_not_found(&key.id))?;
-                Ok(Answer::Value(task_answer(task, history)?))
-            }
-        }
     }
 
     async fn get_task(&self, cx: &CallContext, r: GetTaskRequest) -> Result<Answer, A2aError> {
@@ -577,7 +331,7 @@ fn events(sub: Subscription) -> impl Stream<Item = StreamOut> + Send {
 }
 
 /// One item of a subscription as a stream item.
-fn item_out(item: Result<StreamItem, crate::store::StoreError>) -> StreamOut {
+pub(super) fn item_out(item: Result<StreamItem, crate::store::StoreError>) -> StreamOut {
     match item {
         Ok(StreamItem::Event(ev)) => event_out(ev, None),
         Ok(StreamItem::Gap { after, resumed_at }) => StreamOut::Gap { after, resumed_at },
@@ -588,7 +342,7 @@ fn item_out(item: Result<StreamItem, crate::store::StoreError>) -> StreamOut {
 
 /// A logged event as a stream item, a `Task` event shown as the caller asked
 /// (`historyLength`), looked into without decoding when the event is still decoded.
-fn event_out(ev: EventRecord, history: Option<i32>) -> StreamOut {
+pub(super) fn event_out(ev: EventRecord, history: Option<i32>) -> StreamOut {
     if history.is_some() {
         if let Some(StreamResponse::Task(t)) = event_of(&ev.body).as_deref() {
             if let Ok(body) = encode(&StreamResponse::Task(view(t.clone(), history, true))) {
@@ -622,7 +376,7 @@ pub(crate) fn now_ms() -> i64 {
     crate::Timestamp::now().as_millis()
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(super) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
