@@ -569,6 +569,14 @@ def main() -> int:
     a2a.add_argument("--no-a2a", action="store_true", help="leave out the A2A workloads")
     a2a.add_argument("--a2a-only", action="store_true", help="only the A2A workloads (seed 004)")
     parser.add_argument("--no-sync", action="store_true", help="leave out the sync-channel workloads (seed 002)")
+    parser.add_argument(
+        "--no-counts",
+        action="store_true",
+        help="leave out the A2A instruction and allocation counts (callgrind and an allocation counter)",
+    )
+    parser.add_argument(
+        "--no-build", action="store_true", help="use the adapters as last built (a quick re-run; nothing is rebuilt)"
+    )
     args = parser.parse_args()
     profile = args.profile or ("dev" if args.smoke else "release")
     progress = Progress()
@@ -577,10 +585,16 @@ def main() -> int:
     registry = load_registry()
     impls = registry["implementations"]
     with_sync = not args.no_sync and not args.a2a_only
+    a2a_only_ids = None  # A2A server ids in --only: the A2A section with only those servers
     if args.only:  # `a2a` / `sync` in the list: those sections too (otherwise they are left out)
         wanted = set(args.only.split(","))
         with_sync = "sync" in wanted and not args.no_sync
         wanted.discard("sync")
+        a2a_ids = {s["id"] for s in registry["a2a"]["servers"]} & wanted
+        if a2a_ids:
+            a2a_only_ids = a2a_ids
+            wanted -= a2a_ids
+            wanted.add("a2a")
         if "a2a" in wanted:
             wanted.discard("a2a")
             args.a2a_only = not wanted and not with_sync
@@ -604,10 +618,10 @@ def main() -> int:
     a2a_env = a2a_bench.Env(expand, Failure, progress, profile)
     whole = steady = s003 = e2e = s001 = a2a = sync = None
     try:
-        wanted = {i["build"] for i in impls} | (set() if args.no_a2a else a2a_bench.builds(registry))
+        wanted = {i["build"] for i in impls} | (set() if args.no_a2a else a2a_bench.builds(registry, a2a_only_ids))
         wanted |= seed001.BUILDS if with_seed001 else set()
         wanted |= sync_bench.builds(registry) if with_sync else set()
-        build_seconds = build(registry, wanted, profile, progress)
+        build_seconds = {} if args.no_build else build(registry, wanted, profile, progress)
         checks = check_adapters(registry, impls, profile, progress, tiny=args.smoke)
         if args.smoke:
             if with_seed001:
@@ -616,7 +630,7 @@ def main() -> int:
             if with_sync:
                 sync_bench.smoke(registry, a2a_env)
             if not args.no_a2a:
-                a2a_bench.smoke(registry, a2a_env)
+                a2a_bench.smoke(registry, a2a_env, a2a_only_ids)
             progress(f"smoke: {len(impls)} implementations, every adapter's output is well formed", done=True)
             return 0
         plan = PLANS["quick" if args.quick else "full"]
@@ -631,7 +645,7 @@ def main() -> int:
         if with_sync:
             sync = sync_bench.measure(registry, a2a_env, quick=args.quick)
         if not args.no_a2a:
-            a2a = a2a_bench.measure(registry, a2a_env, quick=args.quick)
+            a2a = a2a_bench.measure(registry, a2a_env, args.quick, a2a_only_ids, counts=not args.no_counts)
     except Failure as failure:
         progress(f"FAILED: {failure}", done=True)
         return 1
@@ -666,7 +680,8 @@ def main() -> int:
         "a2a": a2a,
     }
     # Only a full run of everything is committed: it replaces the previous one in bench/results/.
-    complete = not (args.quick or args.only or args.no_a2a or args.a2a_only or args.no_sync) and impls
+    complete = not (args.quick or args.only or args.no_a2a or args.a2a_only or args.no_sync or args.no_counts)
+    complete = complete and bool(impls)
     out = args.out or (BENCH / "results" if complete else BENCH / "results" / "local")
     out.mkdir(parents=True, exist_ok=True)
     only = "-a2a" if args.a2a_only else "-sync" if sync and not impls and not a2a else ""

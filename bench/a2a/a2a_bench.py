@@ -22,6 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import a2a_counts
 import a2a_pg
 
 HERE = Path(__file__).resolve().parent
@@ -107,18 +108,23 @@ def run_line(env: Env, argv: list[str], timeout: float = 600) -> dict:
 class Process:
     """One server process: started, `LISTENING <port>` read from its stdout, stopped."""
 
-    def __init__(self, env: Env, sid: str, argv: list[str]) -> None:
+    def __init__(self, env: Env, sid: str, argv: list[str], extra_env: dict | None = None, timeout: float = 30) -> None:
         self.sid = sid
         self.err = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
-            argv, stdout=subprocess.PIPE, stderr=self.err, stdin=subprocess.DEVNULL, bufsize=0
-        )  # unbuffered: select() below sees every byte not yet read
-        deadline = time.monotonic() + 30
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=self.err,
+            stdin=subprocess.DEVNULL,
+            bufsize=0,  # unbuffered: select() below sees every byte not yet read
+            env=os.environ | extra_env if extra_env else None,
+        )
+        deadline = time.monotonic() + timeout
         line = b""
         while not line.endswith(b"\n"):
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([self.proc.stdout], [], [], left)[0]:
-                raise env.Failure(f"{sid}: no LISTENING line within 30 s: {self.stop()}")
+                raise env.Failure(f"{sid}: no LISTENING line within {timeout:g} s: {self.stop()}")
             byte = self.proc.stdout.read(1)
             if not byte:
                 raise env.Failure(f"{sid}: exited before listening: {self.stop()}")
@@ -153,9 +159,18 @@ class Process:
 class Server:
     """One server, started fresh: `replicas` processes (default 1) of the spec's command on one
     store. In the command, `{tmpdir}` is a new temporary directory (removed at stop) and `{pg}`
-    a new database on the benchmark's PostgreSQL cluster."""
+    a new database on the benchmark's PostgreSQL cluster. For the counts (a2a_counts.py):
+    `wrap` goes before the command (a tool that runs it), `extra_env` into its environment."""
 
-    def __init__(self, env: Env, spec: dict, pg: a2a_pg.Cluster | None) -> None:
+    def __init__(
+        self,
+        env: Env,
+        spec: dict,
+        pg: a2a_pg.Cluster | None,
+        wrap: list[str] | None = None,
+        extra_env: dict | None = None,
+        start_timeout: float = 30,
+    ) -> None:
         self.spec = spec
         self.tmp = tempfile.mkdtemp(prefix="agentproto-bench-a2a-")
         self.procs: list[Process] = []
@@ -165,10 +180,10 @@ class Server:
                 raise env.Failure(f"{spec['id']}: needs the PostgreSQL cluster")
             db = pg.database()
             argv = [a.replace("{pg}", db) for a in argv]
-        argv = [a.replace("{tmpdir}", self.tmp) for a in argv]
+        argv = (wrap or []) + [a.replace("{tmpdir}", self.tmp) for a in argv]
         try:
             for k in range(spec.get("replicas", 1)):
-                self.procs.append(Process(env, f"{spec['id']} (replica {k + 1})", argv))
+                self.procs.append(Process(env, f"{spec['id']} (replica {k + 1})", argv, extra_env, start_timeout))
         except BaseException:
             self.stop()
             raise
@@ -301,10 +316,16 @@ def card_round(env: Env, spec: dict, plan: dict, label: str, path: str) -> dict:
     return line
 
 
-def run_all(registry: dict, env: Env, plan_name: str) -> dict:
+def selected(registry: dict, only: set[str] | None) -> list[dict]:
+    """The servers to run: all, or those named in `only` (run.py's `--only` with A2A server ids)."""
+    servers = registry["a2a"]["servers"]
+    return servers if not only else [s for s in servers if s["id"] in only]
+
+
+def run_all(registry: dict, env: Env, plan_name: str, only: set[str] | None = None, counts: bool = True) -> dict:
     spec = registry["a2a"]
     plan = PLANS[plan_name]
-    servers = spec["servers"]
+    servers = selected(registry, only)
     client = env.argv(spec["client"])
     clk_tck = os.sysconf("SC_CLK_TCK")
     canonical = (HERE / "vectors" / "canonical_agent_card.json").read_bytes()
@@ -314,6 +335,7 @@ def run_all(registry: dict, env: Env, plan_name: str) -> dict:
     env.progress("a2a: requests checked (the floor request is seed 004's, byte for byte)", done=True)
 
     runs: dict = {s["id"]: {} for s in servers}
+    counted = None
     pg = a2a_pg.Cluster(env.Failure) if any("{pg}" in a for s in servers for a in s["server"]) else None
     try:
         for trial in range(plan["trials"]):
@@ -322,10 +344,17 @@ def run_all(registry: dict, env: Env, plan_name: str) -> dict:
                 env.progress(f"a2a: trial {trial + 1}/{plan['trials']} {s['id']}")
                 for wid, line in one_server(env, s, client, plan, clk_tck, pg).items():
                     runs[s["id"]].setdefault(wid, []).append(line)
+        env.progress(f"a2a: servers done ({plan['trials']} trials)", done=True)
+        # Instructions and allocations per request (issue 30, item 5), after the timed trials.
+        if counts:
+
+            def start(s: dict, **options) -> Server:
+                return Server(env, s, pg, **options)
+
+            counted = a2a_counts.measure(env, start, servers, client, [DONE, ECHO], plan_name)
     finally:
         if pg is not None:
             pg.stop()
-    env.progress(f"a2a: servers done ({plan['trials']} trials)", done=True)
 
     coders = [s for s in servers if "card" in s]
     cases = [(s, label, path) for label, path in CARD_INPUTS.items() for s in coders]
@@ -344,6 +373,7 @@ def run_all(registry: dict, env: Env, plan_name: str) -> dict:
         "card_inputs": {label: path for label, path in CARD_INPUTS.items()},
         "servers": servers,
         "runs": runs,
+        "counts": counted,
         "card": card,
     }
 
@@ -365,6 +395,9 @@ def fill_versions(results: dict, v: dict, locked_crate, py_version) -> None:
         "{serde_json}": locked_crate("serde_json"),
         "{tonic}": locked_crate("tonic"),
         "{grpcio}": py_version("grpcio"),
+        "{a2a_server_lf}": locked_crate("a2a-server-lf"),
+        "{a2a_lf}": locked_crate("a2a-lf"),
+        "{axum}": locked_crate("axum"),
     }
     for server in results["servers"]:
         for key, value in values.items():
@@ -380,21 +413,23 @@ def fill_versions(results: dict, v: dict, locked_crate, py_version) -> None:
         "protobuf (PyPI)": values["{protobuf}"],
         "tonic (crate)": values["{tonic}"],
         "grpcio (PyPI)": values["{grpcio}"],
+        "a2a-server-lf (crate)": values["{a2a_server_lf}"],
+        "a2a-lf (crate)": values["{a2a_lf}"],
     }
 
 
-def builds(registry: dict) -> set[str]:
+def builds(registry: dict, only: set[str] | None = None) -> set[str]:
     spec = registry["a2a"]
-    return {spec["client_build"]} | {s["build"] for s in spec["servers"]}
+    return {spec["client_build"]} | {s["build"] for s in selected(registry, only)}
 
 
-def smoke(registry: dict, env: Env) -> dict:
+def smoke(registry: dict, env: Env, only: set[str] | None = None) -> dict:
     """Every server and card adapter with tiny counts; output checked, no timing."""
-    out = run_all(registry, env, "smoke")
+    out = run_all(registry, env, "smoke", only)
     cards = sum(1 for s in out["servers"] if "card" in s)
     env.progress(f"a2a smoke: {len(out['servers'])} servers and {cards} card codecs answer as they should", done=True)
     return out
 
 
-def measure(registry: dict, env: Env, quick: bool) -> dict:
-    return run_all(registry, env, "quick" if quick else "full")
+def measure(registry: dict, env: Env, quick: bool, only: set[str] | None = None, counts: bool = True) -> dict:
+    return run_all(registry, env, "quick" if quick else "full", only, counts)

@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! bench-a2a-client requests
-//! bench-a2a-client latency    --port P --request floor|echo|noop|stream|large [--warmup W] [--count N] [--expect S]… [--forbid S]…
+//! bench-a2a-client latency    --port P --request floor|echo|noop|stream|large [--warmup W] [--count N] [--hold] [--expect S]… [--forbid S]…
 //! bench-a2a-client concurrent --port P [--port P2]… [--request echo] [--connections C] [--warmup W] [--batches B] [--per-connection K] [--expect S]…
 //! bench-a2a-client cpu        --port P --pid PID [--pid PID2]… --clk-tck T [--request floor] [--warmup W] [--seconds S] [--expect S]…
 //! ```
@@ -325,6 +325,11 @@ struct Args {
     seconds: f64,
     checks: Checks,
     grpc: bool,
+    /// `--hold` (latency): after the warm-up, print `{"status":"warm"}` and wait for one line
+    /// on stdin before the timed requests; after the result line, wait for another before
+    /// closing the connection. The runner opens and closes a counting window on the server
+    /// (instructions, allocations) around exactly the timed requests.
+    hold: bool,
 }
 
 fn parse_args() -> Args {
@@ -345,10 +350,12 @@ fn parse_args() -> Args {
         seconds: 1.0,
         checks: Checks { expect: Vec::new(), forbid: Vec::new() },
         grpc: false,
+        hold: false,
     };
     while let Some(flag) = it.next() {
-        if flag == "--grpc" {
-            a.grpc = true;
+        if flag == "--grpc" || flag == "--hold" {
+            a.grpc |= flag == "--grpc";
+            a.hold |= flag == "--hold";
             continue;
         }
         let value = it.next().unwrap_or_else(|| fail(&format!("{flag} needs a value")));
@@ -368,6 +375,9 @@ fn parse_args() -> Args {
             "--forbid" => a.checks.forbid.push(value),
             _ => fail(&format!("unknown flag {flag}")),
         }
+    }
+    if a.hold && a.count == 0 {
+        fail("--hold needs at least one timed request (--count)");
     }
     a.port = a.ports.first().copied().unwrap_or(0);
     if a.ports.is_empty() {
@@ -389,12 +399,32 @@ fn requests() {
     println!(r#"{{"status":"ok","mode":"requests","requests":{{{}}}}}"#, fields.join(","));
 }
 
+/// With `--hold`: once the warm-up is done (`warm`: say so first) and once the result line is
+/// out, waits for the runner's go line on stdin.
+fn hold(a: &Args, warm: bool) {
+    if !a.hold {
+        return;
+    }
+    let mut out = io::stdout();
+    if warm {
+        let _ = writeln!(out, r#"{{"status":"warm"}}"#);
+    }
+    let _ = out.flush();
+    let mut line = String::new();
+    if io::stdin().read_line(&mut line).unwrap_or(0) == 0 {
+        fail("--hold: stdin closed before the go line");
+    }
+}
+
 fn latency(a: &Args) -> io::Result<()> {
     let req = request(&a.request, a.port);
     let mut conn = Conn::open(a.port)?;
     let mut times = Vec::with_capacity(a.count);
     let (mut wire, mut body_bytes, mut evs) = (0, 0, 0);
     for i in 0..a.warmup + a.count {
+        if i == a.warmup {
+            hold(a, true);
+        }
         let start = Instant::now();
         let ex = conn.exchange(&req)?;
         let ns = start.elapsed().as_nanos() as u64;
@@ -408,6 +438,7 @@ fn latency(a: &Args) -> io::Result<()> {
     }
     let sample = String::from_utf8_lossy(&conn.body).into_owned();
     print_latency(a, req.len(), times, (wire, body_bytes, evs), conn.reconnects, &sample);
+    hold(a, false);
     Ok(())
 }
 
@@ -612,6 +643,9 @@ mod grpc_modes {
             let mut times = Vec::with_capacity(a.count);
             let mut wire = 0;
             for i in 0..a.warmup + a.count {
+                if i == a.warmup {
+                    super::hold(a, true);
+                }
                 let start = Instant::now();
                 wire = checked(&mut conn, a, &path, &body, streaming, &format!("request {i}")).await;
                 let ns = start.elapsed().as_nanos() as u64;
@@ -624,6 +658,7 @@ mod grpc_modes {
             let first = conn.messages.first().map(Vec::as_slice).unwrap_or_default();
             let sample: String = first.iter().take(128).map(|b| format!("{b:02x}")).collect();
             print_latency(a, body.len(), times, (wire, body_bytes, conn.messages.len()), 0, &sample);
+            super::hold(a, false);
             Ok(())
         })
     }
