@@ -15,6 +15,8 @@
 mod answers;
 #[path = "vectors/case.rs"]
 mod case;
+#[path = "vectors/flows.rs"]
+mod flows;
 #[path = "vectors/requests.rs"]
 mod requests;
 #[path = "vectors/wire.rs"]
@@ -56,6 +58,28 @@ async fn every_a2a_case_passes_or_is_baselined() {
     }
     if std::env::var("AGENTPROTO_VECTORS").is_err() {
         assert!(results.len() >= 150, "the A2A corpus must hold at least 150 cases, found {}", results.len());
+    }
+    judge(results, &baseline);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_a2a_flow_passes_or_is_baselined() {
+    let flows = flows::load_flows();
+    let baseline = case::baseline();
+    for id in baseline.keys().filter(|id| id.starts_with("a2a/v1/flows/")) {
+        let flow = id.rsplit_once('@').map_or(id.as_str(), |(f, _)| f);
+        assert!(flows.iter().any(|f| f.id == flow), "the baseline names an unknown flow {id}");
+    }
+    let mut results = Vec::new();
+    for f in flows.iter().filter(|f| case::selected(&f.id)) {
+        assert_eq!(f.executor, "scripted", "{}: the runner provides the scripted executor only", f.id);
+        for b in &f.bindings {
+            // A flow runs once per binding; its baseline entries name the binding: `<id>@rest`.
+            results.push((format!("{}@{b}", f.id), flows::run(f, b).await));
+        }
+    }
+    if std::env::var("AGENTPROTO_VECTORS").is_err() {
+        assert!(!results.is_empty(), "no A2A flows found");
     }
     judge(results, &baseline);
 }
