@@ -219,7 +219,9 @@ async fn a_failing_commit_is_rolled_back_alone_within_its_batch() {
             commit("t1", Some(1), &["b"], false),
         ])
         .await;
-    assert_eq!(store.commit_transactions(), before + 1, "one transaction");
+    // The failing statement aborts the first transaction; the rest of the batch runs again
+    // without that commit, in a second one.
+    assert_eq!(store.commit_transactions(), before + 2, "two transactions");
     assert_eq!(results[0].as_ref().unwrap().events.len(), 3);
     assert_eq!(results[1].as_ref().unwrap().version, 1);
     assert!(matches!(&results[2], Err(StoreError::Conflict { expected: 7, found: 1, .. })), "{:?}", results[2]);
@@ -230,6 +232,47 @@ async fn a_failing_commit_is_rolled_back_alone_within_its_batch() {
     assert_eq!(store.get_task(&key("t3")).await.unwrap(), None, "the failed create left no row");
     let t1 = store.read_events(&key("t1"), 0, 10).await.unwrap();
     assert_eq!(t1.events.iter().map(|e| e.body.bytes().unwrap()).collect::<Vec<_>>(), [&b"a"[..], b"b"]);
+}
+
+/// A batch is two round trips whatever its size (BEGIN and the locks; the writes, one
+/// notice and COMMIT), in one transaction, and its notice lists each task it wrote
+/// events to once, with the task's last sequence number.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_batch_costs_two_round_trips_one_transaction_and_one_notice() {
+    let (db, store) = fresh().await;
+    let (_listener, mut notices) = listen(&db).await;
+    // The statements get prepared on the pool's connection (one more round trip, once).
+    within("warm-up", store.commit(commit("warm", None, &["w"], false))).await.expect("warm-up");
+    assert_eq!(next_notice(&mut notices).await, serde_json::json!({"tenant": "", "id": "warm", "last_seq": 1}));
+    let before = store.stats();
+    let results = within(
+        "batch",
+        store.commit_batch(vec![
+            commit("b", None, &["1", "2"], false),
+            commit("a", None, &["1"], false),
+            commit("b", Some(1), &["3"], true),
+            commit("c", None, &[], false),
+            commit("a", Some(7), &["stale"], false),
+        ]),
+    )
+    .await;
+    let versions: Vec<Result<u64, String>> =
+        results.iter().map(|r| r.as_ref().map(|c| c.version).map_err(ToString::to_string)).collect();
+    assert_eq!(&versions[..4], [Ok(1), Ok(1), Ok(2), Ok(1)]);
+    assert!(matches!(&results[4], Err(StoreError::Conflict { expected: 7, found: 1, .. })), "{:?}", results[4]);
+    let after = store.stats();
+    assert_eq!(after.commits - before.commits, 5);
+    assert_eq!(after.transactions - before.transactions, 1);
+    assert_eq!(after.round_trips - before.round_trips, 2);
+    // BEGIN, the locks, four writes (the stale commit writes nothing), the notice, COMMIT.
+    assert_eq!(after.statements - before.statements, 8);
+    assert_eq!(after.other_calls, before.other_calls);
+    assert_eq!(
+        next_notice(&mut notices).await,
+        serde_json::json!([{"tenant": "", "id": "a", "last_seq": 1}, {"tenant": "", "id": "b", "last_seq": 3}])
+    );
+    let b = within("events", store.read_events(&key("b"), 0, 10)).await.expect("events");
+    assert_eq!(b.events.iter().map(|e| e.body.bytes().unwrap()).collect::<Vec<_>>(), [&b"1"[..], b"2", b"3"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -13,10 +13,12 @@
 //! as "anything may have changed" (the server's bus makes every live subscriber read
 //! the log again).
 //!
-//! **Payloads.** An events notice is the JSON the commit sends, `{"tenant","id",
-//! "last_seq"}`; one that names no task (a key too long for a payload) or that does not
-//! parse is reported as [`NoticeSink::events_written`] with no key, so the sink wakes
-//! everything rather than miss a task. Control payloads are passed on as they are.
+//! **Payloads.** An events notice is the JSON a commit transaction sends: `{"tenant","id",
+//! "last_seq"}` for one task, or an array of those for a batch of commits to several
+//! tasks; each task is reported to [`NoticeSink::events_written`]. An entry that names no
+//! task (a key too long for a payload), or a payload that does not parse, is reported with
+//! no key, so the sink wakes everything rather than miss a task. Control payloads are
+//! passed on as they are.
 //!
 //! The connection is opened without TLS, from the connection string given, with
 //! `application_name` `agentproto-a2a-listen` unless the string sets one.
@@ -30,7 +32,7 @@ use tokio::task::JoinHandle;
 use tokio_postgres::{AsyncMessage, Client, Config, NoTls, Notification};
 use tokio_util::sync::CancellationToken;
 
-use super::tasks::MAX_PAYLOAD;
+use super::commit::MAX_PAYLOAD;
 use super::{backend, pg, PostgresStore, NOTIFY_CHANNEL};
 use crate::store::{BoxFuture, StoreError, TaskKey};
 
@@ -290,7 +292,11 @@ fn pg_text(context: &str, error: &tokio_postgres::Error) -> String {
 fn dispatch(notice: &Notification, sink: &dyn NoticeSink) {
     match notice.channel() {
         NOTIFY_CHANNEL => match parse_events_notice(notice.payload()) {
-            Some((key, last_seq)) => sink.events_written(key, last_seq),
+            Some(entries) => {
+                for (key, last_seq) in entries {
+                    sink.events_written(key, last_seq);
+                }
+            }
             None => sink.events_written(None, u64::MAX),
         },
         CONTROL_CHANNEL => sink.control(notice.payload()),
@@ -298,10 +304,19 @@ fn dispatch(notice: &Notification, sink: &dyn NoticeSink) {
     }
 }
 
-/// An events notice: the task (`None` when the payload names none) and its last
-/// sequence number; `None` for a payload that is not one.
-pub(crate) fn parse_events_notice(payload: &str) -> Option<(Option<TaskKey>, u64)> {
+/// An events notice: each task (`None` when an entry names none) and its last sequence
+/// number; `None` for a payload that is not one (an empty array included).
+pub(crate) fn parse_events_notice(payload: &str) -> Option<Vec<(Option<TaskKey>, u64)>> {
     let value: serde_json::Value = serde_json::from_str(payload).ok()?;
+    match value {
+        serde_json::Value::Array(entries) if !entries.is_empty() => entries.iter().map(events_entry).collect(),
+        serde_json::Value::Object(_) => Some(vec![events_entry(&value)?]),
+        _ => None,
+    }
+}
+
+/// One task's entry of an events notice.
+fn events_entry(value: &serde_json::Value) -> Option<(Option<TaskKey>, u64)> {
     let last_seq = value.get("last_seq")?.as_u64()?;
     let key = match (value.get("tenant")?.as_str(), value.get("id")?.as_str()) {
         (Some(tenant), Some(id)) => Some(TaskKey::new(tenant, id)),
@@ -340,14 +355,27 @@ mod tests {
     fn events_notices_name_a_task_or_none() {
         assert_eq!(
             parse_events_notice(r#"{"tenant":"t","id":"a","last_seq":7}"#),
-            Some((Some(TaskKey::new("t", "a")), 7))
+            Some(vec![(Some(TaskKey::new("t", "a")), 7)])
         );
-        assert_eq!(parse_events_notice(r#"{"tenant":null,"id":null,"last_seq":3}"#), Some((None, 3)));
-        for bad in ["", "[]", r#"{"tenant":"t","id":"a"}"#, r#"{"tenant":"t","id":"a","last_seq":-1}"#] {
+        assert_eq!(parse_events_notice(r#"{"tenant":null,"id":null,"last_seq":3}"#), Some(vec![(None, 3)]));
+        assert_eq!(
+            parse_events_notice(r#"[{"tenant":"t","id":"a","last_seq":7},{"tenant":null,"id":null,"last_seq":2}]"#),
+            Some(vec![(Some(TaskKey::new("t", "a")), 7), (None, 2)])
+        );
+        for bad in [
+            "",
+            "[]",
+            "7",
+            r#"{"tenant":"t","id":"a"}"#,
+            r#"{"tenant":"t","id":"a","last_seq":-1}"#,
+            r#"[{"tenant":"t","id":"a","last_seq":1},{"tenant":"t","id":"b"}]"#,
+        ] {
             assert_eq!(parse_events_notice(bad), None, "{bad:?}");
         }
-        // What the commit sends reads back.
-        let key = TaskKey::new("tenant", "id");
-        assert_eq!(parse_events_notice(&super::super::tasks::notice(&key, 42)), Some((Some(key), 42)));
+        // What a commit transaction sends reads back, for one task and for several.
+        let (a, b) = (TaskKey::new("tenant", "id"), TaskKey::new("", "other"));
+        assert_eq!(parse_events_notice(&super::super::commit::notice(&a, 42)), Some(vec![(Some(a.clone()), 42)]));
+        let batch = super::super::commit::notices([(&a, 42), (&b, 1)].into_iter());
+        assert_eq!(parse_events_notice(&batch[0]), Some(vec![(Some(a), 42), (Some(b), 1)]));
     }
 }

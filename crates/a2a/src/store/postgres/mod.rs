@@ -76,6 +76,7 @@ pub use deadpool_postgres;
 pub use tokio_postgres;
 
 mod claims;
+mod commit;
 mod listener;
 mod recovery;
 mod schema;
@@ -132,8 +133,60 @@ struct Inner {
     queue: Mutex<Vec<Queued>>,
     /// One permit per commit lane.
     lanes: Semaphore,
-    /// Commit transactions run so far.
+    /// What the store asked of PostgreSQL.
+    stats: Stats,
+}
+
+/// What a [`PostgresStore`] has asked of PostgreSQL since it was made: counts that time
+/// does not blur, for benchmarks (`bench/a2a/pg_cost.py`) and tests. Read with
+/// [`PostgresStore::stats`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PgStats {
+    /// Commits applied or refused ([`Store::commit`] and [`PostgresStore::commit_batch`]).
+    pub commits: u64,
+    /// Transactions the commits ran in (a batch of commits shares one).
+    pub transactions: u64,
+    /// Exchanges with PostgreSQL the commits waited for: the statements sent together in
+    /// one flight count once, and so do the statements prepared on a new connection.
+    pub round_trips: u64,
+    /// Statements the commits ran (`BEGIN` and `COMMIT` included).
+    pub statements: u64,
+    /// Every other call of the store (reads, push configs, deliveries, idempotency keys,
+    /// leases, purges): a statement or a few each.
+    pub other_calls: u64,
+}
+
+/// The counters behind [`PgStats`].
+#[derive(Debug, Default)]
+pub(super) struct Stats {
+    commits: AtomicU64,
     transactions: AtomicU64,
+    round_trips: AtomicU64,
+    statements: AtomicU64,
+    other_calls: AtomicU64,
+}
+
+impl Stats {
+    /// One round trip carrying `statements` statements.
+    pub(super) fn flight(&self, statements: usize) {
+        self.round_trips.fetch_add(1, Ordering::Relaxed);
+        self.statements.fetch_add(statements as u64, Ordering::Relaxed);
+    }
+
+    pub(super) fn transaction(&self) {
+        self.transactions.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn read(&self) -> PgStats {
+        let get = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+        PgStats {
+            commits: get(&self.commits),
+            transactions: get(&self.transactions),
+            round_trips: get(&self.round_trips),
+            statements: get(&self.statements),
+            other_calls: get(&self.other_calls),
+        }
+    }
 }
 
 pub(super) fn backend(context: &str, error: impl std::fmt::Display) -> StoreError {
@@ -191,12 +244,8 @@ impl PostgresStore {
         schema::migrate(&mut client).await?;
         drop(client);
         let lanes = commit_lanes.clamp(1, pool.status().max_size.max(1));
-        let inner = Inner {
-            pool,
-            queue: Mutex::new(Vec::new()),
-            lanes: Semaphore::new(lanes),
-            transactions: AtomicU64::new(0),
-        };
+        let inner =
+            Inner { pool, queue: Mutex::new(Vec::new()), lanes: Semaphore::new(lanes), stats: Stats::default() };
         Ok(PostgresStore { inner: Arc::new(inner) })
     }
 
@@ -205,10 +254,16 @@ impl PostgresStore {
         &self.inner.pool
     }
 
-    /// Commit transactions run so far (a batch is one), through [`Store::commit`] and
+    /// Commit transactions run so far (a batch is one, unless one of its commits failed a
+    /// statement and the rest ran again), through [`Store::commit`] and
     /// [`PostgresStore::commit_batch`] alike.
     pub fn commit_transactions(&self) -> u64 {
-        self.inner.transactions.load(Ordering::Relaxed)
+        self.inner.stats.transactions.load(Ordering::Relaxed)
+    }
+
+    /// What the store has asked of PostgreSQL so far (see [`PgStats`]).
+    pub fn stats(&self) -> PgStats {
+        self.inner.stats.read()
     }
 
     /// Applies several commits in one transaction, each in a savepoint of its own (see
@@ -224,21 +279,24 @@ impl Inner {
         self.queue.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// A connection for a call other than a commit (counted as one).
     async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
+        self.stats.other_calls.fetch_add(1, Ordering::Relaxed);
         self.pool.get().await.map_err(pool_error)
     }
 
     async fn commit_batch(&self, commits: Vec<Commit>) -> Vec<Result<Committed, StoreError>> {
-        let count = commits.len();
-        let results = match self.client().await {
-            Ok(mut client) => tasks::commit_batch(&mut client, commits).await,
+        self.stats.commits.fetch_add(commits.len() as u64, Ordering::Relaxed);
+        match self.pool.get().await {
+            Ok(client) => commit::commit_batch(client, commits, &self.stats).await,
             Err(error) => {
-                let message = error.to_string();
-                return (0..count).map(|_| Err(StoreError::Backend(message.clone()))).collect();
+                let message = match pool_error(error) {
+                    StoreError::Backend(text) => text,
+                    other => other.to_string(),
+                };
+                commits.iter().map(|_| Err(StoreError::Backend(message.clone()))).collect()
             }
-        };
-        self.transactions.fetch_add(1, Ordering::Relaxed);
-        results
+        }
     }
 
     /// Takes a commit lane and commits what is queued, a batch per transaction, until the
