@@ -476,13 +476,6 @@ pub fn task_of(body: &TaskBody) -> Result<Arc<Task>, ChangeError> {
     }
 }
 
-/// The `SendMessageResponse` of a task, `{"task":<task>}`, shown as `view` would with
-/// all artifacts: the task is encoded in place (not cloned first) unless its history
-/// must be cut, and then only when someone else still holds it.
-pub(crate) fn task_answer(task: Arc<Task>, history_length: Option<i32>) -> Result<Vec<u8>, ChangeError> {
-    task_event(&viewed(task, history_length))
-}
-
 /// `{"task":<task>}`, the `StreamResponse` (and `SendMessageResponse`) of a whole task:
 /// the same bytes as encoding `StreamResponse::Task`, without building one around the
 /// task (whose history may hold megabytes of text).
@@ -578,7 +571,7 @@ mod tests {
     }
 
     #[test]
-    fn a_task_answer_is_the_encoding_of_the_viewed_response() {
+    fn a_viewed_task_event_is_the_encoding_of_the_viewed_response() {
         let mut task = new_task("t1");
         for i in 0..3 {
             let text = format!("message {i} \u{1F600}");
@@ -591,10 +584,10 @@ mod tests {
         task.artifacts.push(Artifact::new("a", vec![Part::new(PartContent::Text("x".into()))]));
         for history in [None, Some(-1), Some(0), Some(2), Some(3), Some(9)] {
             let expected = encode(&crate::v1::SendMessageResponse::Task(view(task.clone(), history, true))).unwrap();
-            assert_eq!(task_answer(Arc::new(task.clone()), history).unwrap(), expected, "{history:?}");
+            assert_eq!(task_event(&viewed(Arc::new(task.clone()), history)).unwrap(), expected, "{history:?}");
             let shared = Arc::new(task.clone());
             let _other = shared.clone();
-            assert_eq!(task_answer(shared, history).unwrap(), expected, "{history:?}, shared");
+            assert_eq!(task_event(&viewed(shared, history)).unwrap(), expected, "{history:?}, shared");
         }
     }
 

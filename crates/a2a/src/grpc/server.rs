@@ -156,7 +156,7 @@ impl<E: AgentExecutor> UnaryService<Vec<u8>> for Call<E> {
         Box::pin(async move {
             let table = call.shared.table;
             match call.run(request).await? {
-                Answer::Value(json) => Ok(GrpcResponse::new(json)),
+                Answer::Value(reply) => Ok(GrpcResponse::new(reply.to_json().map_err(|e| status(&e, table))?)),
                 Answer::Stream(_) => Err(status(
                     &A2aError::new(ErrorKind::Internal).with_message("a unary operation was answered with a stream"),
                     table,
@@ -206,7 +206,7 @@ impl<E: AgentExecutor> ServerStreamingService<Vec<u8>> for Call<E> {
 /// One item of the core's stream as a message or as the status that ends the call.
 fn event(item: StreamOut, table: ErrorTable) -> Result<Vec<u8>, Status> {
     match item {
-        StreamOut::Event { body, .. } => Ok(body.into()),
+        StreamOut::Event { body, .. } => body.bytes().map(Vec::from).map_err(|e| status(&A2aError::from(e), table)),
         StreamOut::Gap { after, resumed_at } => Err(Status::data_loss(format!(
             "events after {after} up to {resumed_at} are no longer held; subscribe again for the task as it is now"
         ))),

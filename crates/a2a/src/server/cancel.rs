@@ -3,12 +3,12 @@
 
 use std::sync::Arc;
 
-use super::core::{Answer, CallContext, Core};
+use super::core::{Answer, CallContext, Core, Reply};
 use super::replicas::{RemoteCancel, Replicas, TurnCanceler};
 use crate::errors::{A2aError, ErrorKind};
 use crate::executor::AgentExecutor;
-use crate::store::{BoxFuture, TaskKey, TaskRecord};
-use crate::tasks::{encode, is_terminal, Change};
+use crate::store::{BoxFuture, TaskBody, TaskKey, TaskRecord};
+use crate::tasks::{is_terminal, Change};
 use crate::v1::{CancelTaskRequest, RawObject, TaskState, TaskStatus};
 
 impl<E: AgentExecutor> Core<E> {
@@ -53,7 +53,7 @@ impl<E: AgentExecutor> Core<E> {
         if remote && is_terminal(task.status.state) && task.status.state != TaskState::Canceled {
             return Err(not_cancelable(&r.id, format!("task {} finished before it could be canceled", r.id)));
         }
-        Ok(Answer::Value(encode(&task)?))
+        Ok(Answer::Value(Reply::Task(TaskBody::from_task(Arc::new(task)))))
     }
 
     /// Cancels the turn of `key` running on this replica: its token fires and the

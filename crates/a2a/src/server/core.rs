@@ -7,18 +7,18 @@ use foldhash::HashMap;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
-use bytes::Bytes;
 use futures::{Stream, StreamExt};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::replicas::Replicas;
+pub use super::reply::Reply;
 use crate::errors::{A2aError, ErrorKind};
 use crate::executor::{AgentExecutor, TaskUpdater};
 use crate::push::SsrfGuard;
-use crate::store::{BoxFuture, EventRecord, ListQuery, TaskKey};
+use crate::store::{BoxFuture, EventBody, EventRecord, ListQuery, TaskBody, TaskKey};
 use crate::stream::{StreamItem, Subscription};
-use crate::tasks::{encode, event_of, is_terminal, task_of, view, viewed, Tasks};
+use crate::tasks::{event_of, is_terminal, task_of, view, viewed, Tasks};
 use crate::v1::{
     AgentCard, GetTaskRequest, ListTasksRequest, ListTasksResponse, Request, SendMessageRequest, StreamResponse,
     SubscribeToTaskRequest,
@@ -48,8 +48,8 @@ pub enum StreamOut {
     Event {
         /// The event's sequence number (the SSE `id:`), if it has one.
         seq: Option<u64>,
-        /// The `StreamResponse` ProtoJSON bytes.
-        body: Bytes,
+        /// The `StreamResponse`, decoded or as the log holds it (the binding encodes it).
+        body: EventBody,
     },
     /// Events after `after` up to `resumed_at` are no longer in the log.
     Gap {
@@ -69,8 +69,8 @@ pub type EventStream = Pin<Box<dyn Stream<Item = StreamOut> + Send>>;
 
 /// An operation's answer.
 pub enum Answer {
-    /// The response message's ProtoJSON bytes.
-    Value(Vec<u8>),
+    /// The response message.
+    Value(Reply),
     /// The events of a streaming operation.
     Stream(EventStream),
 }
@@ -229,10 +229,10 @@ impl<E: AgentExecutor> Core<E> {
         if r.history_length.is_none() {
             // The task as stored: its bytes, or encoded as it is held (no copy first).
             let rec = self.tasks.get_record(&key).await?.ok_or_else(|| A2aError::task_not_found(&r.id))?;
-            return Ok(Answer::Value(rec.body.bytes()?.to_vec()));
+            return Ok(Answer::Value(Reply::Task(rec.body)));
         }
         let (task, _) = self.tasks.get_shared(&key).await?.ok_or_else(|| A2aError::task_not_found(&r.id))?;
-        Ok(Answer::Value(encode(&*viewed(task, r.history_length))?))
+        Ok(Answer::Value(Reply::Task(TaskBody::from_task(viewed(task, r.history_length)))))
     }
 
     async fn list_tasks(&self, cx: &CallContext, r: ListTasksRequest) -> Result<Answer, A2aError> {
@@ -273,7 +273,7 @@ impl<E: AgentExecutor> Core<E> {
             page_size,
             page.total_size.min(i32::MAX as u64) as i32,
         );
-        Ok(Answer::Value(encode(&resp)?))
+        Ok(Answer::Value(Reply::Tasks(resp)))
     }
 
     async fn subscribe(&self, cx: &CallContext, r: SubscribeToTaskRequest) -> Result<Answer, A2aError> {
@@ -286,7 +286,7 @@ impl<E: AgentExecutor> Core<E> {
             // the log and must not move the client's Last-Event-ID past what it missed.
             let sub = self.tasks.hub().subscribe(self.tasks.store().clone(), key.clone(), after);
             let (task, _) = self.tasks.get(&key).await?.ok_or_else(|| A2aError::task_not_found(&r.id))?;
-            let first = StreamOut::Event { seq: None, body: encode(&StreamResponse::Task(task))?.into() };
+            let first = StreamOut::Event { seq: None, body: EventBody::from_event(StreamResponse::Task(task)) };
             return Ok(Answer::Stream(Box::pin(futures::stream::iter([first]).chain(events(sub)))));
         }
         // The last written sequence number first, then the task: the snapshot is at least
@@ -303,7 +303,7 @@ impl<E: AgentExecutor> Core<E> {
                 .with("taskId", r.id.clone()));
         }
         let sub = self.tasks.hub().subscribe(self.tasks.store().clone(), key, last);
-        let first = StreamOut::Event { seq: Some(last), body: encode(&StreamResponse::Task(task))?.into() };
+        let first = StreamOut::Event { seq: Some(last), body: EventBody::from_event(StreamResponse::Task(task)) };
         Ok(Answer::Stream(Box::pin(futures::stream::iter([first]).chain(events(sub)))))
     }
 
@@ -321,7 +321,7 @@ impl<E: AgentExecutor> Core<E> {
             .extended_card
             .as_ref()
             .ok_or_else(|| A2aError::new(ErrorKind::ExtendedAgentCardNotConfigured))?;
-        Ok(Answer::Value(encode(card)?))
+        Ok(Answer::Value(Reply::Card(Arc::new(card.clone()))))
     }
 }
 
@@ -345,15 +345,11 @@ pub(super) fn item_out(item: Result<StreamItem, crate::store::StoreError>) -> St
 pub(super) fn event_out(ev: EventRecord, history: Option<i32>) -> StreamOut {
     if history.is_some() {
         if let Some(StreamResponse::Task(t)) = event_of(&ev.body).as_deref() {
-            if let Ok(body) = encode(&StreamResponse::Task(view(t.clone(), history, true))) {
-                return StreamOut::Event { seq: Some(ev.seq), body: body.into() };
-            }
+            let body = EventBody::from_event(StreamResponse::Task(view(t.clone(), history, true)));
+            return StreamOut::Event { seq: Some(ev.seq), body };
         }
     }
-    match ev.body.bytes() {
-        Ok(body) => StreamOut::Event { seq: Some(ev.seq), body },
-        Err(e) => StreamOut::Error(A2aError::from(crate::tasks::ChangeError::from(e))),
-    }
+    StreamOut::Event { seq: Some(ev.seq), body: ev.body }
 }
 
 pub(super) fn invalid(path: &str, expected: &str) -> A2aError {

@@ -30,6 +30,7 @@ pub mod layers;
 mod listen;
 mod push_configs;
 mod replicas;
+mod reply;
 mod send;
 mod turn;
 

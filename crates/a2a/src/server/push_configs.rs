@@ -3,14 +3,14 @@
 
 use crate::errors::{A2aError, ErrorKind};
 use crate::executor::AgentExecutor;
-use crate::store::{PushConfigRecord, TaskKey};
+use crate::store::{Body, PushConfigRecord, TaskKey};
 use crate::tasks::encode;
 use crate::v1::{
     DeleteTaskPushNotificationConfigRequest, GetTaskPushNotificationConfigRequest,
     ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, TaskPushNotificationConfig,
 };
 
-use super::core::{invalid, Answer, CallContext, Core};
+use super::core::{invalid, Answer, CallContext, Core, Reply};
 
 impl<E: AgentExecutor> Core<E> {
     /// A config checked and completed (id, tenant) with its store record; `url_path`
@@ -102,7 +102,7 @@ impl<E: AgentExecutor> Core<E> {
         }
         self.existing_task(cx, &r.task_id).await?;
         let stored = self.store_push_config(cx, r).await?;
-        Ok(Answer::Value(encode(&stored)?))
+        Ok(Answer::Value(Reply::PushConfig(Body::from_value(stored))))
     }
 
     pub(super) async fn get_push(
@@ -118,7 +118,7 @@ impl<E: AgentExecutor> Core<E> {
                 .with("taskId", r.task_id.clone())
                 .with("configId", r.id.clone())
         })?;
-        Ok(Answer::Value(rec.body))
+        Ok(Answer::Value(Reply::PushConfig(Body::from_bytes(rec.body))))
     }
 
     pub(super) async fn list_push(
@@ -144,7 +144,7 @@ impl<E: AgentExecutor> Core<E> {
         }
         let next = if more { configs.last().map(|c| c.id.clone()).unwrap_or_default() } else { String::new() };
         let resp = ListTaskPushNotificationConfigsResponse { configs, next_page_token: next };
-        Ok(Answer::Value(encode(&resp)?))
+        Ok(Answer::Value(Reply::PushConfigs(resp)))
     }
 
     pub(super) async fn delete_push(
@@ -156,6 +156,6 @@ impl<E: AgentExecutor> Core<E> {
         let key = self.existing_task(cx, &r.task_id).await?;
         // Idempotent: deleting a config that is already gone succeeds.
         self.tasks.store().delete_push_config(&key, &r.id).await?;
-        Ok(Answer::Value(b"{}".to_vec()))
+        Ok(Answer::Value(Reply::Empty))
     }
 }

@@ -18,13 +18,13 @@ use sha2::{Digest, Sha256};
 use tokio::sync::oneshot;
 use tracing::Instrument;
 
-use super::core::{event_out, hex, item_out, new_id, now_ms, Answer, CallContext, Core, Running, StreamOut};
+use super::core::{event_out, hex, item_out, new_id, now_ms, Answer, CallContext, Core, Reply, Running, StreamOut};
 use super::turn::{unwinding, Turn};
 use crate::errors::{A2aError, ErrorKind};
 use crate::executor::{AgentExecutor, First, Pending, RequestContext, TaskUpdater};
-use crate::store::{BoxFuture, IdempotencyClaim, PushConfigRecord, TaskKey};
+use crate::store::{BoxFuture, EventBody, IdempotencyClaim, PushConfigRecord, TaskKey};
 use crate::stream::StreamItem;
-use crate::tasks::{encode, event_ends_turn, is_terminal, task_answer, view, Change, Known, Writer};
+use crate::tasks::{event_ends_turn, is_terminal, view, viewed, Change, Known, Writer};
 use crate::v1::{
     Message, SendMessageConfiguration, SendMessageRequest, SendMessageResponse, StreamResponse, Task, TaskState,
     TaskStatus,
@@ -68,9 +68,9 @@ impl<E: AgentExecutor> Core<E> {
             }
         }
         match self.send_once(cx.clone(), req, false).await {
-            Ok(Answer::Value(bytes)) => {
-                store.complete_idempotency(&cx.tenant, &idem, bytes.clone()).await?;
-                Ok(Answer::Value(bytes))
+            Ok(Answer::Value(reply)) => {
+                store.complete_idempotency(&cx.tenant, &idem, reply.to_json()?).await?;
+                Ok(Answer::Value(reply))
             }
             Ok(other) => Ok(other),
             Err(e) => {
@@ -90,13 +90,13 @@ impl<E: AgentExecutor> Core<E> {
         let prior = agentproto_codec::decode_slice::<SendMessageResponse>(&bytes, "$")
             .map_err(|e| A2aError::new(ErrorKind::Internal).with_message(e.to_string()))?
             .value;
-        if let SendMessageResponse::Task(t) = prior {
-            if let Some((task, _)) = self.tasks.get(&TaskKey::new(cx.tenant.clone(), t.id.clone())).await? {
+        if let SendMessageResponse::Task(t) = &prior {
+            if let Some((task, _)) = self.tasks.get_shared(&TaskKey::new(cx.tenant.clone(), t.id.clone())).await? {
                 let h = req.configuration.as_ref().and_then(|c| c.history_length);
-                return Ok(Answer::Value(encode(&SendMessageResponse::Task(view(task, h, true)))?));
+                return Ok(Answer::Value(Reply::SendTask(viewed(task, h))));
             }
         }
-        Ok(Answer::Value(bytes))
+        Ok(Answer::Value(Reply::send_response(prior)))
     }
 
     /// One send, the steps in order.
@@ -135,7 +135,7 @@ impl<E: AgentExecutor> Core<E> {
                 // The executor says when the turn ends, with the task as it left it;
                 // the executor's end counts too (then the task is read back).
                 if let Some(task) = turn.until_or_end(&mut turn_end).await {
-                    return Ok(Answer::Value(task_answer(task, config.history_length)?));
+                    return Ok(Answer::Value(Reply::SendTask(viewed(task, config.history_length))));
                 }
             }
         }
@@ -281,10 +281,10 @@ impl<E: AgentExecutor> Core<E> {
     /// Step 6, unary: a direct message, or the task as it is now.
     async fn answer(&self, first: First, key: &TaskKey, history: Option<i32>) -> Result<Answer, A2aError> {
         match first {
-            First::Message(m) => Ok(Answer::Value(encode(&SendMessageResponse::Message(m))?)),
+            First::Message(m) => Ok(Answer::Value(Reply::SendMessage(Box::new(m)))),
             First::Task { .. } => {
                 let (task, _) = self.tasks.get_shared(key).await?.ok_or_else(|| A2aError::task_not_found(&key.id))?;
-                Ok(Answer::Value(task_answer(task, history)?))
+                Ok(Answer::Value(Reply::SendTask(viewed(task, history))))
             }
             First::Failed(e) => Err(e),
         }
@@ -296,8 +296,7 @@ impl<E: AgentExecutor> Core<E> {
     async fn stream_answer(&self, first: First, target: &Target, history: Option<i32>) -> Result<Answer, A2aError> {
         let seq = match first {
             First::Message(m) => {
-                let body = encode(&StreamResponse::Message(m))?;
-                let only = StreamOut::Event { seq: None, body: body.into() };
+                let only = StreamOut::Event { seq: None, body: EventBody::from_event(StreamResponse::Message(m)) };
                 return Ok(Answer::Stream(Box::pin(futures::stream::iter([only]))));
             }
             First::Failed(e) => return Err(e),
@@ -309,7 +308,7 @@ impl<E: AgentExecutor> Core<E> {
         if target.existing.is_some() {
             if let Some((t, _)) = self.tasks.get(key).await? {
                 let t = view(t, history, true);
-                prefix.push(StreamOut::Event { seq: None, body: encode(&StreamResponse::Task(t))?.into() });
+                prefix.push(StreamOut::Event { seq: None, body: EventBody::from_event(StreamResponse::Task(t)) });
             }
         }
         // Ends right after the event that ends the turn, without waiting for another item.

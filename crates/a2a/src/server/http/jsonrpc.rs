@@ -244,11 +244,17 @@ pub(super) async fn rpc_call<E: AgentExecutor>(
         Err(e) => return rpc_error_response(&e, Some(&id)),
     };
     match app.core.handle(cx, request).await {
-        Ok(Answer::Value(bytes)) => rpc_result_response(&id, bytes),
+        Ok(Answer::Value(reply)) => match reply.to_json() {
+            Ok(bytes) => rpc_result_response(&id, bytes),
+            Err(e) => rpc_error_response(&e, Some(&id)),
+        },
         Ok(Answer::Stream(events)) => {
             let id2 = id.clone();
             sse(app, events, move |item| match item {
-                StreamOut::Event { seq, body } => Some(frame(seq, None, &rpc_result_body(&id2, &body))),
+                StreamOut::Event { seq, body } => Some(match body.bytes() {
+                    Ok(body) => frame(seq, None, &rpc_result_body(&id2, &body)),
+                    Err(e) => frame(None, None, &rpc_error_body(Some(&id2), A2aError::from(e).jsonrpc_error())),
+                }),
                 StreamOut::Gap { after, resumed_at } => Some(frame(
                     None,
                     Some("gap"),

@@ -4,6 +4,11 @@
 use super::*;
 use crate::server::auth::percent_decode;
 
+/// An error as the AIP-193 body text of an SSE `error` event.
+fn rest_error_text(e: &A2aError, table: ErrorTable) -> String {
+    serde_json::to_string(&e.rest_body(table)).unwrap_or_default()
+}
+
 pub(crate) fn rest_error(e: &A2aError, table: ErrorTable) -> Response {
     // The core names request fields as JSON-RPC sees them (`$.params.…`); on this
     // binding the request object is the body itself (`$.…`).
@@ -235,18 +240,20 @@ pub(super) async fn rest<E: AgentExecutor>(State(app): State<Arc<App<E>>>, req: 
         Err(e) => return rest_error(&e, table),
     };
     match app.core.handle(cx, request).await {
-        Ok(Answer::Value(bytes)) => json_response(StatusCode::OK, A2A_JSON, bytes),
+        Ok(Answer::Value(reply)) => match reply.to_json() {
+            Ok(bytes) => json_response(StatusCode::OK, A2A_JSON, bytes),
+            Err(e) => rest_error(&e, table),
+        },
         Ok(Answer::Stream(events)) => sse(&app, events, move |item| match item {
-            StreamOut::Event { seq, body } => Some(frame(seq, None, &body)),
+            StreamOut::Event { seq, body } => Some(match body.bytes() {
+                Ok(body) => frame(seq, None, &body),
+                Err(e) => frame(None, Some("error"), rest_error_text(&A2aError::from(e), table).as_bytes()),
+            }),
             StreamOut::Gap { after, resumed_at } => {
                 Some(frame(None, Some("gap"), json!({"after": after, "resumedAt": resumed_at}).to_string().as_bytes()))
             }
             StreamOut::Lagged => Some(frame(None, Some("lagged"), b"{}")),
-            StreamOut::Error(e) => Some(frame(
-                None,
-                Some("error"),
-                serde_json::to_string(&e.rest_body(table)).unwrap_or_default().as_bytes(),
-            )),
+            StreamOut::Error(e) => Some(frame(None, Some("error"), rest_error_text(&e, table).as_bytes())),
         })
         .await
         .unwrap_or_else(|e| rest_error(&e, table)),

@@ -18,6 +18,7 @@ use crate::compat::v03::Method;
 use crate::errors::{A2aError, ErrorKind};
 use crate::executor::AgentExecutor;
 use crate::server::core::{Answer, StreamOut};
+use crate::store::EventBody;
 use crate::v1::Request;
 
 fn envelope(id: &RpcId, member: &str, value: &Value) -> Vec<u8> {
@@ -41,10 +42,15 @@ fn internal(e: A2aError) -> A2aError {
     A2aError::new(ErrorKind::Internal).with_message(format!("could not express the answer in A2A 0.3: {}", e.message))
 }
 
+/// An answer's ProtoJSON as a JSON tree, for the 0.3 conversion.
+fn json_value(bytes: &[u8]) -> Result<Value, A2aError> {
+    serde_json::from_slice(bytes)
+        .map_err(|e| A2aError::new(ErrorKind::Internal).with_message(format!("bad answer from the core: {e}")))
+}
+
 /// One 1.0 `StreamResponse` as a 0.3 event.
-fn event_to_v03(method: &Method, body: &[u8]) -> Result<Value, A2aError> {
-    let v: Value = serde_json::from_slice(body)
-        .map_err(|e| A2aError::new(ErrorKind::Internal).with_message(format!("bad event from the core: {e}")))?;
+fn event_to_v03(method: &Method, body: &EventBody) -> Result<Value, A2aError> {
+    let v = json_value(&body.bytes()?)?;
     method.result_to_v03(&v).map_err(internal)
 }
 
@@ -79,9 +85,10 @@ pub(crate) async fn serve_v03<E: AgentExecutor>(
         Err(e) => return error_response(&e, &id),
     };
     match app.core.handle(cx, request).await {
-        Ok(Answer::Value(bytes)) => {
-            let result = serde_json::from_slice::<Value>(&bytes)
-                .map_err(|e| A2aError::new(ErrorKind::Internal).with_message(format!("bad answer from the core: {e}")))
+        Ok(Answer::Value(reply)) => {
+            let result = reply
+                .to_json()
+                .and_then(|bytes| json_value(&bytes))
                 .and_then(|v| method.result_to_v03(&v).map_err(internal));
             match result {
                 Ok(r) => {
