@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from a2a_lib import *  # noqa: F403
+from a2a_lib import *
 
 BINDINGS = ("jsonrpc", "rest")
 TS = "2026-11-21T10:00:00.000Z"
@@ -137,6 +137,9 @@ def build_answer_leniency():
         ("nulls", "a2a.v1.protojson.null-absent", "null optional members",
          {"id": "t-1", "contextId": None, "status": {"state": "TASK_STATE_WORKING", "timestamp": None},
           "metadata": None}),
+        ("data-null", "a2a.v1.protojson.value-null", "an artifact whose data part holds null",
+         {"id": "t-1", "status": {"state": "TASK_STATE_COMPLETED"}, "artifacts": [{"artifactId": "a",
+                                                                                  "parts": [{"data": None}]}]}),
         ("timestamp-offset", "a2a.v1.protojson.timestamp", "a status timestamp with an offset and microseconds",
          {"id": "t-1", "status": {"state": "TASK_STATE_WORKING", "timestamp": "2026-11-21T12:00:00.123456+02:00"}}),
     ]
@@ -181,11 +184,22 @@ def build_error_answers():
                  "error": {"status": "FAILED_PRECONDITION", "reason": "UNSUPPORTED_OPERATION"}}, status=400,
                 envelope={"error": {"code": 400, "status": "FAILED_PRECONDITION", "message": "no streaming",
                                     "details": [{**info, "reason": "UNSUPPORTED_OPERATION", "metadata": {}}]}})
+    answer_case("SendStreamingMessage/answer/jsonrpc/error-event", r_err, "A stream whose first event is a JSON-RPC "
+                "error object ends the call with that error.", "jsonrpc", "SendStreamingMessage", None,
+                {"outcome": "error_reply", "error": {"code": -32004, "reason": "UNSUPPORTED_OPERATION"}},
+                envelope={"jsonrpc": "2.0", "id": "$request-id",
+                          "error": {"code": -32004, "message": "no", "data": [{**info, "reason": "UNSUPPORTED_OPERATION",
+                                                                                "metadata": {}}]}})
+    answer_case("GetTask/answer/rest/error-not-json", r_err, "An HTTP 500 whose body is not JSON resolves the call "
+                "with an error carrying that status.", "rest", "GetTask", None,
+                {"outcome": "error_reply", "http_status": 500}, status=500, text="upstream failed")
     r_env = requirement("a2a.v1.answer.envelope", "spec: JSON-RPC 2.0 section 5", "A JSON-RPC answer must be a "
                         "response object carrying `jsonrpc: \"2.0\"` and the request's id.")
     answer_case("GetTask/answer/jsonrpc/wrong-id", r_env, "A JSON-RPC answer carrying another id than the request's "
                 "fails the call.", "jsonrpc", "GetTask", None, {"outcome": "call_failed"},
                 envelope={"jsonrpc": "2.0", "id": "other-id", "result": TASK_MIN})
+    answer_case("GetTask/answer/rest/not-json", r_env, "A 200 answer whose body is not JSON fails the call.", "rest",
+                "GetTask", None, {"outcome": "call_failed"}, text="<html>ok</html>")
     answer_case("GetTask/answer/jsonrpc/no-jsonrpc-member", r_env, "A JSON-RPC answer without `jsonrpc` fails the "
                 "call.", "jsonrpc", "GetTask", None, {"outcome": "call_failed"},
                 envelope={"id": "$request-id", "result": TASK_MIN})

@@ -18,11 +18,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from a2a_canonical import canonical_bytes  # noqa: E402
-from a2a_lib import CASES, REQUIREMENTS, check_expectations  # noqa: E402
-from a2a_requests import build_requests  # noqa: E402
-from a2a_answers import build_answers  # noqa: E402
-from a2a_flows import FLOWS, build_flows  # noqa: E402
+from a2a_answers import build_answers
+from a2a_canonical import canonical_bytes
+from a2a_flows import FLOWS, build_flows
+from a2a_lib import CASES, REQUIREMENTS, check_expectations
+from a2a_requests import build_requests
 
 A2A = Path(__file__).resolve().parents[1] / "a2a"
 

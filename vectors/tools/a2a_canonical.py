@@ -75,7 +75,7 @@ def _timestamp(v, path: str) -> str:
     if not m:
         raise NotValid(f"{path}: {v!r} is not RFC 3339")
     y, mo, d, h, mi, s, frac, off = m.groups()
-    dt = datetime.datetime(int(y), int(mo), int(d), int(h), int(mi), int(s), tzinfo=datetime.timezone.utc)
+    dt = datetime.datetime(int(y), int(mo), int(d), int(h), int(mi), int(s), tzinfo=datetime.UTC)
     if off not in ("Z", "z"):
         sign = 1 if off[0] == "+" else -1
         dt -= sign * datetime.timedelta(hours=int(off[1:3]), minutes=int(off[4:6]))
@@ -147,12 +147,19 @@ def _struct(decl: dict, v, path: str) -> dict:
             raise NotValid(f"{path}.{f['wire']}: too short")
         out[f["wire"]] = value
     for o in decl["oneofs"]:
-        present = [m for m in o["members"] if v.get(m["wire"]) is not None]
+        # null reads as absent, except for a `google.protobuf.Value` member, where it is
+        # the JSON null value (ProtoJSON)
+        present = [m for m in o["members"]
+                   if m["wire"] in v and (v[m["wire"]] is not None or _holds_null(m["type"]))]
         if len(present) != 1:
             raise NotValid(f"{path}: oneof {o['name']} needs exactly one member")
         m = present[0]
         out[m["wire"]] = norm(m["type"], v[m["wire"]], f"{path}.{m['wire']}")
     return out
+
+
+def _holds_null(t: dict) -> bool:
+    return t["kind"] == "json" and not t.get("object_only")
 
 
 def _union(decl: dict, v, path: str) -> dict:

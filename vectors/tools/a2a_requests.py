@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import copy
 
-from a2a_lib import *  # noqa: F403
+from a2a_lib import *
 
 BINDINGS = ("jsonrpc", "rest")
 
 MSG = {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "hello"}]}
 PUSH = {"url": "https://example.com/hook", "token": "tok-1",
         "authentication": {"scheme": "Bearer", "credentials": "secret"}}
+DEEP: dict = {"v": 1}
+for _ in range(19):
+    DEEP = {"d": DEEP}
 MSG_FULL = {
     "messageId": "m-2", "contextId": "ctx-1", "taskId": "t-1", "role": "ROLE_USER",
     "parts": [
@@ -188,7 +191,6 @@ def msg_with(**changes) -> dict:
 def build_send_message():
     """The message model through SendMessage, on both bindings."""
     op = "SendMessage"
-    r_bad = "a2a.v1.request.invalid-params"
     r_msg = requirement("a2a.v1.type.message", PROTO + " (Message, Part)",
                         "A message needs `messageId`, a known `role` and at least one part; each part holds exactly "
                         "one of `text`, `raw`, `url`, `data`.")
@@ -210,6 +212,12 @@ def build_send_message():
                          "`metadata` members are JSON objects kept as received; any other JSON value is refused.")
     r_dup = requirement("a2a.v1.protojson.repeated-key", "sdk: vectors/README.md decoding rule 11",
                         "A known member repeated within one object is refused (repeated-key).")
+    r_value = requirement("a2a.v1.protojson.value-null", "spec: ProtoJSON (null is the default of every field "
+                          "except google.protobuf.Value, where it is NULL_VALUE)",
+                          "`Part.data` (a google.protobuf.Value) holding null is a data part whose value is null.")
+    r_str = requirement("a2a.v1.protojson.strings", "spec: RFC 8259 section 7; sdk: vectors/README.md canonical "
+                        "encoding rule 6", "Strings are read with every JSON escape and written with the canonical "
+                        "escapes; a lone surrogate escape is refused (invalid-unicode).")
     cases = [
         ("role-by-number", r_enum, "`role` given as the number 2 reads as ROLE_AGENT.",
          msg_with(role=2), None),
@@ -241,8 +249,8 @@ def build_send_message():
          msg_with(parts=[{"data": [1, 2, 3]}]), None),
         ("part-data-string", r_msg, "a `data` part may hold a string.",
          msg_with(parts=[{"data": "plain"}]), None),
-        ("raw-url-safe-unpadded", r_bytes, "`raw` in URL-safe base64 without padding is read and re-encoded as "
-         "padded standard base64.", msg_with(parts=[{"raw": "-_8"}]), None),
+        ("raw-url-safe-unpadded", r_bytes, ("`raw` in URL-safe base64 without padding is read and re-encoded as "
+         "padded standard base64."), msg_with(parts=[{"raw": "-_8"}]), None),
         ("raw-unpadded", r_bytes, "`raw` in standard base64 without padding is read.",
          msg_with(parts=[{"raw": "aGk"}]), None),
         ("raw-not-base64", r_bytes, "`raw` holding text that is not base64 is refused (wrong-format).",
@@ -253,8 +261,8 @@ def build_send_message():
          msg_with(metadata="x"), ("$.message.metadata", "wrong-type")),
         ("metadata-nested", r_meta, "nested `metadata` values are kept as received.",
          msg_with(metadata={"a": {"b": [1, True, None, "c"]}, "n": 1.5}), None),
-        ("snake-case-names", r_alias, "`message_id`, `context_id` and `reference_task_ids` are read as their JSON "
-         "names.", {"message": {"message_id": "m-1", "context_id": "ctx-1", "role": "ROLE_USER",
+        ("snake-case-names", r_alias, ("`message_id`, `context_id` and `reference_task_ids` are read as their JSON "
+         "names."), {"message": {"message_id": "m-1", "context_id": "ctx-1", "role": "ROLE_USER",
                                 "parts": [{"text": "hi", "media_type": "text/plain"}],
                                 "reference_task_ids": ["t-0"]}}, None),
         ("null-context-id", "a2a.v1.protojson.null-absent", "`contextId`: null reads as absent.",
@@ -267,22 +275,30 @@ def build_send_message():
          {"message": MSG, "configuration": {"historyLength": 1e1}}, None),
         ("history-length-fraction", r_int, "`configuration.historyLength` 1.5 is refused (out-of-range).",
          {"message": MSG, "configuration": {"historyLength": 1.5}}, ("$.configuration.historyLength", "out-of-range")),
-        ("history-length-too-large", r_int, "`configuration.historyLength` 2147483648 is beyond int32 and "
-         "refused (out-of-range).", {"message": MSG, "configuration": {"historyLength": 2147483648}},
+        ("history-length-too-large", r_int, ("`configuration.historyLength` 2147483648 is beyond int32 and "
+         "refused (out-of-range)."), {"message": MSG, "configuration": {"historyLength": 2147483648}},
          ("$.configuration.historyLength", "out-of-range")),
-        ("history-length-bad-string", r_int, "`configuration.historyLength` given as \"five\" is refused "
-         "(out-of-range).", {"message": MSG, "configuration": {"historyLength": "five"}},
+        ("history-length-bad-string", r_int, ("`configuration.historyLength` given as \"five\" is refused "
+         "(out-of-range)."), {"message": MSG, "configuration": {"historyLength": "five"}},
          ("$.configuration.historyLength", "out-of-range")),
-        ("return-immediately-string", r_msg, "`configuration.returnImmediately` given as the string \"true\" is "
-         "refused (wrong-type).", {"message": MSG, "configuration": {"returnImmediately": "true"}},
+        ("return-immediately-string", r_msg, ("`configuration.returnImmediately` given as the string \"true\" is "
+         "refused (wrong-type)."), {"message": MSG, "configuration": {"returnImmediately": "true"}},
          ("$.configuration.returnImmediately", "wrong-type")),
-        ("return-immediately-false", r_msg, "`configuration.returnImmediately`: false is the default and is not "
-         "re-encoded.", {"message": MSG, "configuration": {"returnImmediately": False}}, None),
-        ("push-config-without-url", r_msg, "a push config inside the configuration without `url` is refused at "
-         "that config.", {"message": MSG, "configuration": {"taskPushNotificationConfig": {"token": "t"}}},
+        ("return-immediately-false", r_msg, ("`configuration.returnImmediately`: false is the default and is not "
+         "re-encoded."), {"message": MSG, "configuration": {"returnImmediately": False}}, None),
+        ("push-config-without-url", r_msg, ("a push config inside the configuration without `url` is refused at "
+         "that config."), {"message": MSG, "configuration": {"taskPushNotificationConfig": {"token": "t"}}},
          ("$.configuration.taskPushNotificationConfig", "missing-field")),
         ("metadata-null", "a2a.v1.protojson.null-absent", "request `metadata`: null reads as absent.",
          {"message": MSG, "metadata": None}, None),
+        ("part-data-null", r_value, ("a `data` part holding null holds the JSON null value (a "
+         "google.protobuf.Value member takes null as a value, not as absence)."),
+         msg_with(parts=[{"data": None}]), None),
+        ("text-unicode", r_str, ("a text part with non-ASCII, U+2028, an emoji, a control character, quotes, a "
+         "backslash and a slash re-encodes with the canonical escapes."),
+         msg_with(parts=[{"text": "h\u00e9llo \u2028 \U0001F600 \u0001 \"q\" \\ / \t"}]), None),
+        ("metadata-deep", r_meta, "message `metadata` nested 20 levels is kept as received.",
+         msg_with(metadata=DEEP), None),
     ]
     for b in BINDINGS:
         for name, req, what, params, bad in cases:
@@ -301,6 +317,30 @@ def build_send_message():
                  "`messageId` is refused as invalid params at the repeated key.", "rest", op, {"message": MSG},
                  invalid("rest", "$.message.messageId", "repeated-key"),
                  rest_text='{"message":{"messageId":"a","messageId":"b","role":"ROLE_USER","parts":[{"text":"x"}]}}')
+
+
+def build_strings_and_depth():
+    op = "SendMessage"
+    r_str = "a2a.v1.protojson.strings"
+    part = '{"message":{"messageId":"m-1","role":"ROLE_USER","parts":[{"text":"a\\ud800b"}]}}'
+    request_case(f"{op}/request/jsonrpc/lone-surrogate", r_str, "SendMessage whose text holds a lone surrogate "
+                 "escape is refused as invalid params at the text (invalid-unicode).", "jsonrpc", op, None,
+                 invalid("jsonrpc", "$.message.parts[0].text", "invalid-unicode"),
+                 rpc_text='{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":' + part + '}')
+    request_case(f"{op}/request/rest/lone-surrogate", r_str, "A SendMessage body whose text holds a lone surrogate "
+                 "escape is refused as invalid params at the text (invalid-unicode).", "rest", op, {"message": MSG},
+                 invalid("rest", "$.message.parts[0].text", "invalid-unicode"), rest_text=part)
+    r_depth = requirement("a2a.v1.request.nesting", "sdk: agentproto-jsonrpc MAX_NESTING_DEPTH (128 levels for a "
+                          "JSON-RPC message, 127 for a request object)", "A request nested deeper than the limit "
+                          "is refused as a parse error before it is decoded.")
+    deep = "[" * 200 + "]" * 200
+    meta = '{"message":{"messageId":"m-1","role":"ROLE_USER","parts":[{"text":"x"}],"metadata":{"d":' + deep + '}}}'
+    request_case(f"{op}/request/jsonrpc/nesting-too-deep", r_depth, "SendMessage whose metadata nests 200 arrays "
+                 "is answered -32700.", "jsonrpc", op, None, rpc_refused(-32700, "PARSE_ERROR", id=None),
+                 rpc_text='{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":' + meta + '}')
+    request_case(f"{op}/request/rest/nesting-too-deep", r_depth, "A SendMessage body whose metadata nests 200 "
+                 "arrays is answered 400 PARSE_ERROR.", "rest", op, {"message": MSG},
+                 rest_refused(400, "PARSE_ERROR"), rest_text=meta)
 
 
 def build_list_tasks():
@@ -325,8 +365,8 @@ def build_list_tasks():
          ("$.pageSize", "out-of-range")),
         ("timestamp-offset", r_ts, "`statusTimestampAfter` with a +01:00 offset is re-encoded in UTC",
          {"statusTimestampAfter": "2026-01-02T04:04:05+01:00"}, None),
-        ("timestamp-nanos", r_ts, "`statusTimestampAfter` with nine fractional digits is re-encoded with "
-         "milliseconds", {"statusTimestampAfter": "2026-01-02T03:04:05.123456789Z"}, None),
+        ("timestamp-nanos", r_ts, ("`statusTimestampAfter` with nine fractional digits is re-encoded with "
+         "milliseconds"), {"statusTimestampAfter": "2026-01-02T03:04:05.123456789Z"}, None),
         ("timestamp-bad", r_ts, "`statusTimestampAfter` \"yesterday\" is refused",
          {"statusTimestampAfter": "yesterday"}, ("$.statusTimestampAfter", "wrong-format")),
         ("timestamp-no-zone", r_ts, "`statusTimestampAfter` without a zone is refused",
@@ -409,6 +449,27 @@ def build_envelope_and_routes():
         "that id.", direction=C2S, binding="jsonrpc", operation="GetTask", http=rpc_http(),
         input=rpc_body("GetTask", {}, id="req-b"),
         expect=rpc_refused(-32602, "INVALID_PARAMS", "$.params", "missing-field", id="req-b"))
+    add("envelope/jsonrpc/method-case", r_env, "Method names are case-sensitive: `sendMessage` is answered "
+        "-32601.", direction=C2S, binding="jsonrpc", operation=None, http=rpc_http(),
+        input=rpc_body("sendMessage", min_send), expect=rpc_refused(-32601, "METHOD_NOT_FOUND"))
+    add("envelope/jsonrpc/repeated-method", r_env, "A request repeating `method` is answered -32600.",
+        direction=C2S, binding="jsonrpc", operation=None, http=rpc_http(),
+        input_text='{"jsonrpc":"2.0","id":1,"method":"GetTask","method":"CancelTask","params":{"id":"t-1"}}',
+        expect=rpc_refused(-32600, "INVALID_REQUEST"))
+    add("envelope/jsonrpc/null-id", r_env, "A request with \"id\": null (allowed by JSON-RPC 2.0, discouraged) "
+        "is dispatched.", direction=C2S, binding="jsonrpc", operation="GetTask", http=rpc_http(),
+        input=rpc_body("GetTask", {"id": "t-1"}, id=None), expect=dispatched("GetTask", {"id": "t-1"}))
+    r_note = requirement("a2a.v1.jsonrpc.notification", "spec: JSON-RPC 2.0 section 4.1 (a notification is "
+                         "not answered)", "A JSON-RPC request without `id` is a notification: it is processed "
+                         "and never answered (HTTP 204 with no body).")
+    add("envelope/jsonrpc/notification", r_note, "GetTask sent as a notification (no id) is processed and answered "
+        "HTTP 204 without a body.", direction=C2S, binding="jsonrpc", operation="GetTask", http=rpc_http(),
+        input={"jsonrpc": "2.0", "method": "GetTask", "params": {"id": "t-1"}},
+        expect={**dispatched("GetTask", {"id": "t-1"}), "http_status": 204})
+    add("GetExtendedAgentCard/request/jsonrpc/params-null", "a2a.v1.request.params-optional",
+        "`GetExtendedAgentCard` with \"params\": null is dispatched as an empty request.", direction=C2S,
+        binding="jsonrpc", operation="GetExtendedAgentCard", http=rpc_http(),
+        input=rpc_body("GetExtendedAgentCard", None), expect=dispatched("GetExtendedAgentCard", {}))
     add("envelope/jsonrpc/large-id-echoed", r_env, "An integer id beyond 64 bits is echoed exactly as written.",
         direction=C2S, binding="jsonrpc", operation="GetTask", http=rpc_http(),
         input_text='{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"GetTask","params":{}}',
@@ -470,7 +531,7 @@ def build_versions():
                       "VersionNotSupported (-32009, HTTP 400).")
     get = {"id": "t-1"}
     for b in BINDINGS:
-        def refused():
+        def refused(b=b):
             if b == "jsonrpc":
                 return rpc_refused(-32009, "VERSION_NOT_SUPPORTED")
             return rest_refused(400, "VERSION_NOT_SUPPORTED", status="FAILED_PRECONDITION")
@@ -501,6 +562,7 @@ def build_versions():
 def build_requests():
     build_per_operation()
     build_send_message()
+    build_strings_and_depth()
     build_list_tasks()
     build_envelope_and_routes()
     build_versions()

@@ -126,6 +126,11 @@ pub async fn run(server: &Server, case: &Case) -> Result<(), String> {
     let seen = std::mem::take(&mut *server.seen.lock().unwrap());
     let answer: Value = serde_json::from_slice(&resp.body).unwrap_or(Value::Null);
     let e = &case.expect;
+    if let Some(status) = e.get("http_status") {
+        if status != &Value::from(resp.status) {
+            return Err(format!("HTTP status {}, expected {status}: {}", resp.status, String::from_utf8_lossy(&resp.body)));
+        }
+    }
     match case.outcome() {
         "dispatched" => {
             let [(op, bytes)] = seen.as_slice() else {
@@ -148,11 +153,6 @@ pub async fn run(server: &Server, case: &Case) -> Result<(), String> {
         "refused" => {
             if let Some((op, bytes)) = seen.first() {
                 return Err(format!("expected a refusal, but {op} was dispatched with {}", String::from_utf8_lossy(bytes)));
-            }
-            if let Some(status) = e.get("http_status") {
-                if status != &Value::from(resp.status) {
-                    return Err(format!("HTTP status {}, expected {status}", resp.status));
-                }
             }
             if case.binding == "jsonrpc" {
                 if answer["jsonrpc"] != "2.0" || answer.get("result").is_some() {
