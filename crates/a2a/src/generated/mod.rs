@@ -1,5 +1,6 @@
 //! Code generated from `spec/a2a/` and `rules/a2a.toml`: see `codegen/agentproto_codegen/proto.py`
-//! and `a2a_errors.py`.
+//! `a2a_errors.py` and `a2a_v03.py`.
 
 pub mod errors;
+pub mod v03;
 pub mod v1;

@@ -1,13 +1,17 @@
 //! The conversion engine: a shape describes how one JSON value looks in 0.3 and in 1.0,
 //! and the same description is walked in either direction.
 //!
-//! Most of the mapping is declarative ([`Rule`]s over the members of an object); the few
-//! places where 0.3 and 1.0 differ in structure (parts, unions keyed by a tag, the card's
-//! interfaces) are small functions that also take the direction.
+//! The shapes are generated tables (`crate::generated::v03`, from the pinned 0.3 schema,
+//! the 1.0 proto and `rules/a2a.toml [v03]`): [`Rule`]s over the members of an object,
+//! unions keyed by a tag, wrapped lists. The few places where 0.3 and 1.0 differ in
+//! structure (parts, push authentication schemes, the card's interfaces, ...) are the
+//! hand-written functions of `custom.rs` that the tables name.
 
 use serde_json::{Map, Value};
 
+use super::custom;
 use crate::errors::{A2aError, ErrorKind};
+use crate::generated::v03::{EnumRow, Rule, Shape};
 
 /// Which way a conversion goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,56 +20,6 @@ pub enum Direction {
     ToV1,
     /// From 1.0 ProtoJSON to the A2A 0.3 JSON shapes.
     ToV03,
-}
-
-/// A conversion of a whole value, written by hand.
-pub(crate) type ValueFn = fn(Direction, &Value, &str) -> Result<Value, A2aError>;
-
-/// A conversion that reads the source object and adds members to the target object.
-pub(crate) type MembersFn = fn(Direction, &Map<String, Value>, &mut Map<String, Value>, &str) -> Result<(), A2aError>;
-
-/// One row of an enum table: the 0.3 string, the 1.0 name, the 1.0 number.
-pub(crate) struct EnumRow(pub &'static str, pub &'static str, pub i64);
-
-/// How one member of an object maps. Names are given as `(0.3 name, 1.0 name)`.
-pub(crate) enum Rule {
-    /// The same name and value in both versions.
-    Copy(&'static str),
-    /// Like `Copy`, but 0.3 requires the member: `""` is written when 1.0 leaves it out.
-    CopyRequired(&'static str),
-    /// Renamed, value unchanged.
-    Rename(&'static str, &'static str),
-    /// A value converted by a shape.
-    Field(&'static str, &'static str, &'static Shape),
-    /// An array whose items are converted by a shape.
-    List(&'static str, &'static str, &'static Shape),
-    /// An object whose values are converted by a shape (keys kept).
-    Map(&'static str, &'static str, &'static Shape),
-    /// An enum string mapped through a table.
-    Enum(&'static str, &'static str, &'static [EnumRow]),
-    /// The 0.3 discriminator `kind` with this value; 1.0 has none.
-    Kind(&'static str),
-    /// A boolean whose meaning is negated (`blocking` ↔ `returnImmediately`).
-    Not(&'static str, &'static str),
-    /// A 0.3 member holding an object whose members sit directly in the 1.0 object.
-    Flatten(&'static str, &'static Shape),
-    /// Anything else.
-    Members(MembersFn),
-}
-
-/// How one value maps.
-pub(crate) enum Shape {
-    /// An object, member by member; members no rule names are dropped.
-    Object(&'static [Rule]),
-    /// A 1.0 `oneof` written as `{member: value}` that 0.3 writes as the bare value with a
-    /// tag member. Variants are `(1.0 member, 0.3 tag value, shape)`.
-    Union { tag: &'static str, variants: &'static [(&'static str, &'static str, &'static Shape)] },
-    /// A 1.0 object `{field: [items]}` that 0.3 writes as the bare array.
-    Wrapped(&'static str, &'static Shape),
-    /// A 1.0 empty message (`{}`) that 0.3 writes as `null`.
-    Empty,
-    /// A hand-written conversion.
-    Value(ValueFn),
 }
 
 /// An InvalidParams error at `path`.
@@ -141,7 +95,9 @@ pub(crate) fn convert(shape: &Shape, dir: Direction, value: &Value, path: &str) 
             Direction::ToV1 => Ok(Value::Object(Map::new())),
             Direction::ToV03 => Ok(Value::Null),
         },
-        Shape::Value(f) => f(dir, value, path),
+        // 0.3 sends no params (whatever is there is ignored); the 1.0 request is empty.
+        Shape::NoParams => Ok(Value::Object(Map::new())),
+        Shape::Value(f) => custom::value(*f, dir, value, path),
     }
 }
 
@@ -289,16 +245,16 @@ fn apply(
                 out.insert(to.to_owned(), enum_value(table, dir, v, &member(path, from))?);
             }
         }
-        Rule::Kind(kind) => match dir {
+        Rule::Const(name, value) => match dir {
             Direction::ToV1 => {
-                if let Some(v) = get(src, "kind") {
-                    if v.as_str() != Some(kind) {
-                        return Err(bad(&member(path, "kind"), &format!("{kind:?}"), v));
+                if let Some(v) = get(src, name) {
+                    if v.as_str() != Some(value) {
+                        return Err(bad(&member(path, name), &format!("{value:?}"), v));
                     }
                 }
             }
             Direction::ToV03 => {
-                out.insert("kind".to_owned(), Value::String((*kind).to_owned()));
+                out.insert((*name).to_owned(), Value::String((*value).to_owned()));
             }
         },
         Rule::Not(a, b) => {
@@ -321,7 +277,7 @@ fn apply(
                 out.insert((*name).to_owned(), inner);
             }
         },
-        Rule::Members(f) => f(dir, src, out, path)?,
+        Rule::Members(f) => custom::members(*f, dir, src, out, path)?,
     }
     Ok(())
 }

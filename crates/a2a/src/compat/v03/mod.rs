@@ -16,15 +16,17 @@
 //! absent `blocking` stays absent, and a present one becomes `returnImmediately: !blocking`
 //! (written even when false, so that the round trip keeps it).
 
+mod custom;
 mod engine;
-mod shapes;
 
 use serde_json::Value;
 
+use self::engine::convert;
 pub use self::engine::Direction;
-use self::engine::{convert, Shape};
-use self::shapes as s;
 use crate::errors::A2aError;
+use crate::generated::v03 as g;
+use crate::generated::v03::Shape;
+pub use crate::generated::v03::{Method, METHODS};
 use crate::v1::Operation;
 
 /// The A2A types the converters know, named as in 0.3.
@@ -62,19 +64,19 @@ pub enum Type {
 impl Type {
     fn shape(self) -> &'static Shape {
         match self {
-            Type::Message => &s::MESSAGE,
-            Type::Part => &s::PART,
-            Type::Artifact => &s::ARTIFACT,
-            Type::TaskStatus => &s::TASK_STATUS,
-            Type::Task => &s::TASK,
-            Type::TaskStatusUpdateEvent => &s::STATUS_UPDATE,
-            Type::TaskArtifactUpdateEvent => &s::ARTIFACT_UPDATE,
-            Type::StreamEvent => &s::STREAM_EVENT,
-            Type::SendMessageResult => &s::SEND_RESULT,
-            Type::PushNotificationConfig => &s::PUSH_CONFIG,
-            Type::TaskPushNotificationConfig => &s::TASK_PUSH_CONFIG,
-            Type::MessageSendParams => &s::SEND_PARAMS,
-            Type::AgentCard => &s::AGENT_CARD,
+            Type::Message => &g::MESSAGE,
+            Type::Part => &g::PART,
+            Type::Artifact => &g::ARTIFACT,
+            Type::TaskStatus => &g::TASK_STATUS,
+            Type::Task => &g::TASK,
+            Type::TaskStatusUpdateEvent => &g::TASK_STATUS_UPDATE_EVENT,
+            Type::TaskArtifactUpdateEvent => &g::TASK_ARTIFACT_UPDATE_EVENT,
+            Type::StreamEvent => &g::STREAM_EVENT,
+            Type::SendMessageResult => &g::SEND_MESSAGE_RESULT,
+            Type::PushNotificationConfig => &g::PUSH_NOTIFICATION_CONFIG,
+            Type::TaskPushNotificationConfig => &g::TASK_PUSH_NOTIFICATION_CONFIG,
+            Type::MessageSendParams => &g::MESSAGE_SEND_PARAMS,
+            Type::AgentCard => &g::AGENT_CARD,
         }
     }
 }
@@ -94,60 +96,11 @@ pub fn convert_at(ty: Type, dir: Direction, value: &Value, root: &str) -> Result
     convert(ty.shape(), dir, value, root)
 }
 
-/// A 0.3 JSON-RPC method: its name, the 1.0 operation it is, and how its params and
-/// results map.
-pub struct Method {
-    /// The 0.3 method name (`message/send`).
-    pub name: &'static str,
-    /// The 1.0 operation.
-    pub operation: Operation,
-    params: &'static Shape,
-    result: &'static Shape,
-}
-
 impl std::fmt::Debug for Method {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Method").field("name", &self.name).field("operation", &self.operation).finish()
     }
 }
-
-const fn m(name: &'static str, operation: Operation, params: &'static Shape, result: &'static Shape) -> Method {
-    Method { name, operation, params, result }
-}
-
-/// Every 0.3 JSON-RPC method. 1.0's ListTasks has no 0.3 counterpart.
-pub static METHODS: &[Method] = &[
-    m("message/send", Operation::SendMessage, &s::SEND_PARAMS, &s::SEND_RESULT),
-    m("message/stream", Operation::SendStreamingMessage, &s::SEND_PARAMS, &s::STREAM_EVENT),
-    m("tasks/get", Operation::GetTask, &s::TASK_QUERY, &s::TASK),
-    m("tasks/cancel", Operation::CancelTask, &s::CANCEL_PARAMS, &s::TASK),
-    m("tasks/resubscribe", Operation::SubscribeToTask, &s::SUBSCRIBE_PARAMS, &s::STREAM_EVENT),
-    m(
-        "tasks/pushNotificationConfig/set",
-        Operation::CreateTaskPushNotificationConfig,
-        &s::SET_PUSH_PARAMS,
-        &s::TASK_PUSH_CONFIG,
-    ),
-    m(
-        "tasks/pushNotificationConfig/get",
-        Operation::GetTaskPushNotificationConfig,
-        &s::GET_PUSH_PARAMS,
-        &s::TASK_PUSH_CONFIG,
-    ),
-    m(
-        "tasks/pushNotificationConfig/list",
-        Operation::ListTaskPushNotificationConfigs,
-        &s::LIST_PUSH_PARAMS,
-        &s::LIST_PUSH_RESULT,
-    ),
-    m(
-        "tasks/pushNotificationConfig/delete",
-        Operation::DeleteTaskPushNotificationConfig,
-        &s::DELETE_PUSH_PARAMS,
-        &Shape::Empty,
-    ),
-    m("agent/getAuthenticatedExtendedCard", Operation::GetExtendedAgentCard, &s::NO_PARAMS, &s::AGENT_CARD),
-];
 
 /// The 0.3 method with this name.
 pub fn method(name: &str) -> Option<&'static Method> {
@@ -196,5 +149,8 @@ impl Method {
 pub fn is_final_event(event: &Value) -> bool {
     event.get("kind").and_then(Value::as_str) == Some("status-update")
         && (event.get("final").and_then(Value::as_bool) == Some(true)
-            || event.pointer("/status/state").and_then(Value::as_str).is_some_and(|s| s::FINAL_STATES.contains(&s)))
+            || event
+                .pointer("/status/state")
+                .and_then(Value::as_str)
+                .is_some_and(|s| custom::FINAL_STATES.contains(&s)))
 }

@@ -1,30 +1,38 @@
-//! The 0.3 ↔ 1.0 mapping of every A2A type, as tables for the engine.
+//! The hand-written conversions the generated tables (`crate::generated::v03`) name:
+//! where 0.3 and 1.0 differ in structure, not only in names. Each takes the direction.
 
 use serde_json::{json, Map, Value};
 
-use super::engine::{bad, enum_value, get, member, object, string, Direction, EnumRow, Rule, Shape};
+use super::engine::{bad, enum_value, get, member, object, string, Direction};
 use crate::errors::A2aError;
+use crate::generated::v03::{MembersFn, ValueFn, TASK_STATE};
 
-use Rule::*;
+/// Converts a whole value by the named function.
+pub(crate) fn value(f: ValueFn, dir: Direction, value: &Value, path: &str) -> Result<Value, A2aError> {
+    match f {
+        ValueFn::Part => part(dir, value, path),
+        ValueFn::OauthFlows => oauth_flows(dir, value, path),
+        ValueFn::SecurityRequirements => security_requirements(dir, value, path),
+    }
+}
 
-// ---------------------------------------------------------------------------
-// Enums
-
-pub(crate) static TASK_STATES: &[EnumRow] = &[
-    EnumRow("submitted", "TASK_STATE_SUBMITTED", 1),
-    EnumRow("working", "TASK_STATE_WORKING", 2),
-    EnumRow("completed", "TASK_STATE_COMPLETED", 3),
-    EnumRow("failed", "TASK_STATE_FAILED", 4),
-    EnumRow("canceled", "TASK_STATE_CANCELED", 5),
-    EnumRow("input-required", "TASK_STATE_INPUT_REQUIRED", 6),
-    EnumRow("rejected", "TASK_STATE_REJECTED", 7),
-    EnumRow("auth-required", "TASK_STATE_AUTH_REQUIRED", 8),
-    // 0.3's `unknown` has no 1.0 counterpart; it maps to the invalid zero value, which
-    // the 1.0 decoder then refuses.
-    EnumRow("unknown", "TASK_STATE_UNSPECIFIED", 0),
-];
-
-static ROLES: &[EnumRow] = &[EnumRow("user", "ROLE_USER", 1), EnumRow("agent", "ROLE_AGENT", 2)];
+/// Reads `src` and adds members to `out` by the named function.
+pub(crate) fn members(
+    f: MembersFn,
+    dir: Direction,
+    src: &Map<String, Value>,
+    out: &mut Map<String, Value>,
+    path: &str,
+) -> Result<(), A2aError> {
+    match f {
+        MembersFn::FinalFlag => final_flag(dir, src, out, path),
+        MembersFn::Schemes => schemes(dir, src, out, path),
+        MembersFn::DefaultConfigId => default_id_from(dir, src, out, "taskId"),
+        MembersFn::DefaultGetId => default_id_from(dir, src, out, "id"),
+        MembersFn::Interfaces => interfaces(dir, src, out, path),
+        MembersFn::ExtendedCard => extended_card(dir, src, out, path),
+    }
+}
 
 /// The 0.3 states after which no more status updates follow on a stream (terminal or
 /// interrupted): the ones that carry `final: true`.
@@ -33,76 +41,6 @@ pub(crate) const FINAL_STATES: &[&str] =
 
 // ---------------------------------------------------------------------------
 // Messages, parts, artifacts, tasks, events
-
-pub(crate) static PART: Shape = Shape::Value(part);
-
-pub(crate) static MESSAGE: Shape = Shape::Object(&[
-    Kind("message"),
-    Copy("messageId"),
-    Copy("contextId"),
-    Copy("taskId"),
-    Enum("role", "role", ROLES),
-    List("parts", "parts", &PART),
-    Copy("metadata"),
-    Copy("extensions"),
-    Copy("referenceTaskIds"),
-]);
-
-pub(crate) static ARTIFACT: Shape = Shape::Object(&[
-    Copy("artifactId"),
-    Copy("name"),
-    Copy("description"),
-    List("parts", "parts", &PART),
-    Copy("metadata"),
-    Copy("extensions"),
-]);
-
-pub(crate) static TASK_STATUS: Shape =
-    Shape::Object(&[Enum("state", "state", TASK_STATES), Field("message", "message", &MESSAGE), Copy("timestamp")]);
-
-pub(crate) static TASK: Shape = Shape::Object(&[
-    Kind("task"),
-    Copy("id"),
-    CopyRequired("contextId"),
-    Field("status", "status", &TASK_STATUS),
-    List("artifacts", "artifacts", &ARTIFACT),
-    List("history", "history", &MESSAGE),
-    Copy("metadata"),
-]);
-
-pub(crate) static STATUS_UPDATE: Shape = Shape::Object(&[
-    Kind("status-update"),
-    Copy("taskId"),
-    CopyRequired("contextId"),
-    Field("status", "status", &TASK_STATUS),
-    Members(final_flag),
-    Copy("metadata"),
-]);
-
-pub(crate) static ARTIFACT_UPDATE: Shape = Shape::Object(&[
-    Kind("artifact-update"),
-    Copy("taskId"),
-    CopyRequired("contextId"),
-    Field("artifact", "artifact", &ARTIFACT),
-    Copy("append"),
-    Copy("lastChunk"),
-    Copy("metadata"),
-]);
-
-/// `SendMessageResponse` ↔ the bare Task or Message of `message/send`.
-pub(crate) static SEND_RESULT: Shape =
-    Shape::Union { tag: "kind", variants: &[("task", "task", &TASK), ("message", "message", &MESSAGE)] };
-
-/// `StreamResponse` ↔ one event of `message/stream` and `tasks/resubscribe`.
-pub(crate) static STREAM_EVENT: Shape = Shape::Union {
-    tag: "kind",
-    variants: &[
-        ("task", "task", &TASK),
-        ("message", "message", &MESSAGE),
-        ("statusUpdate", "status-update", &STATUS_UPDATE),
-        ("artifactUpdate", "artifact-update", &ARTIFACT_UPDATE),
-    ],
-};
 
 /// 0.3 `final` is not in 1.0: the stream closing says it. Going to 0.3 it is derived from
 /// the state (terminal or interrupted); going to 1.0 it is dropped.
@@ -114,7 +52,7 @@ fn final_flag(
 ) -> Result<(), A2aError> {
     if dir == Direction::ToV03 {
         let state = match src.get("status").and_then(|s| s.get("state")) {
-            Some(v) => enum_value(TASK_STATES, dir, v, &format!("{path}.status.state"))?,
+            Some(v) => enum_value(TASK_STATE, dir, v, &format!("{path}.status.state"))?,
             None => Value::Null,
         };
         let fin = state.as_str().is_some_and(|s| FINAL_STATES.contains(&s));
@@ -218,10 +156,8 @@ fn part(dir: Direction, value: &Value, path: &str) -> Result<Value, A2aError> {
 // ---------------------------------------------------------------------------
 // Push notification configs
 
-/// 0.3 `PushNotificationAuthenticationInfo {schemes[], credentials}` ↔ 1.0
-/// `AuthenticationInfo {scheme, credentials}` (only the first scheme survives).
-static AUTHENTICATION: Shape = Shape::Object(&[Members(schemes), Copy("credentials")]);
-
+/// 0.3 `PushNotificationAuthenticationInfo.schemes[]` ↔ 1.0 `AuthenticationInfo.scheme`:
+/// only the first scheme survives the way up.
 fn schemes(dir: Direction, src: &Map<String, Value>, out: &mut Map<String, Value>, path: &str) -> Result<(), A2aError> {
     match dir {
         Direction::ToV1 => {
@@ -241,35 +177,9 @@ fn schemes(dir: Direction, src: &Map<String, Value>, out: &mut Map<String, Value
     Ok(())
 }
 
-/// 0.3 `PushNotificationConfig` ↔ 1.0 `TaskPushNotificationConfig` without its task id.
-pub(crate) static PUSH_CONFIG: Shape = Shape::Object(&[
-    Copy("id"),
-    Copy("url"),
-    Copy("token"),
-    Field("authentication", "authentication", &AUTHENTICATION),
-]);
-
-/// 0.3 `TaskPushNotificationConfig {taskId, pushNotificationConfig}` ↔ the flat 1.0
-/// `TaskPushNotificationConfig`.
-pub(crate) static TASK_PUSH_CONFIG: Shape =
-    Shape::Object(&[Copy("taskId"), Flatten("pushNotificationConfig", &PUSH_CONFIG)]);
-
-/// The params of `tasks/pushNotificationConfig/set`: as [`TASK_PUSH_CONFIG`], and a
-/// config without an id gets the task's id, as the 0.3 SDKs did (so that `get` without
-/// `pushNotificationConfigId` finds it).
-pub(crate) static SET_PUSH_PARAMS: Shape =
-    Shape::Object(&[Copy("taskId"), Flatten("pushNotificationConfig", &PUSH_CONFIG), Members(default_config_id)]);
-
-fn default_config_id(
-    dir: Direction,
-    src: &Map<String, Value>,
-    out: &mut Map<String, Value>,
-    _path: &str,
-) -> Result<(), A2aError> {
-    default_id_from(dir, src, out, "taskId")
-}
-
-/// Going to 1.0, a config without an id gets the task's id (read from `task_key`).
+/// Going to 1.0, a config without an id gets the task's id (read from `task_key`), as the
+/// 0.3 SDKs did: `set` without an id stores the task's default config, and `get` without
+/// `pushNotificationConfigId` finds it.
 fn default_id_from(
     dir: Direction,
     src: &Map<String, Value>,
@@ -284,117 +194,8 @@ fn default_id_from(
     Ok(())
 }
 
-/// `{id, pushNotificationConfigId}` ↔ `{taskId, id}`; a missing config id means the
-/// task's default config, whose id is the task id.
-pub(crate) static GET_PUSH_PARAMS: Shape =
-    Shape::Object(&[Rename("id", "taskId"), Rename("pushNotificationConfigId", "id"), Members(default_get_id)]);
-
-fn default_get_id(
-    dir: Direction,
-    src: &Map<String, Value>,
-    out: &mut Map<String, Value>,
-    _path: &str,
-) -> Result<(), A2aError> {
-    default_id_from(dir, src, out, "id")
-}
-
-pub(crate) static DELETE_PUSH_PARAMS: Shape =
-    Shape::Object(&[Rename("id", "taskId"), Rename("pushNotificationConfigId", "id")]);
-
-pub(crate) static LIST_PUSH_PARAMS: Shape = Shape::Object(&[Rename("id", "taskId")]);
-
-/// 0.3 answers `list` with a bare array; 1.0 with `{configs, nextPageToken}`.
-pub(crate) static LIST_PUSH_RESULT: Shape = Shape::Wrapped("configs", &TASK_PUSH_CONFIG);
-
-// ---------------------------------------------------------------------------
-// Request params
-
-static SEND_CONFIGURATION: Shape = Shape::Object(&[
-    Copy("acceptedOutputModes"),
-    Not("blocking", "returnImmediately"),
-    Copy("historyLength"),
-    Field("pushNotificationConfig", "taskPushNotificationConfig", &PUSH_CONFIG),
-]);
-
-pub(crate) static SEND_PARAMS: Shape = Shape::Object(&[
-    Field("message", "message", &MESSAGE),
-    Field("configuration", "configuration", &SEND_CONFIGURATION),
-    Copy("metadata"),
-]);
-
-/// `TaskQueryParams` ↔ `GetTaskRequest` (0.3 `metadata` has no 1.0 place).
-pub(crate) static TASK_QUERY: Shape = Shape::Object(&[Copy("id"), Copy("historyLength")]);
-
-/// `TaskIdParams` ↔ `CancelTaskRequest`.
-pub(crate) static CANCEL_PARAMS: Shape = Shape::Object(&[Copy("id"), Copy("metadata")]);
-
-/// `TaskIdParams` ↔ `SubscribeToTaskRequest` (no metadata in 1.0).
-pub(crate) static SUBSCRIBE_PARAMS: Shape = Shape::Object(&[Copy("id")]);
-
-/// No params (0.3) ↔ `GetExtendedAgentCardRequest` without a tenant.
-pub(crate) static NO_PARAMS: Shape = Shape::Value(no_params);
-
-fn no_params(_dir: Direction, _value: &Value, _path: &str) -> Result<Value, A2aError> {
-    Ok(Value::Object(Map::new()))
-}
-
 // ---------------------------------------------------------------------------
 // Agent card
-
-static CAPABILITIES: Shape = Shape::Object(&[Copy("streaming"), Copy("pushNotifications"), Copy("extensions")]);
-
-static SECURITY_REQUIREMENTS: Shape = Shape::Value(security_requirements);
-
-static SKILL: Shape = Shape::Object(&[
-    Copy("id"),
-    Copy("name"),
-    Copy("description"),
-    Copy("tags"),
-    Copy("examples"),
-    Copy("inputModes"),
-    Copy("outputModes"),
-    Field("security", "securityRequirements", &SECURITY_REQUIREMENTS),
-]);
-
-static API_KEY_SCHEME: Shape = Shape::Object(&[Copy("description"), Rename("in", "location"), Copy("name")]);
-static HTTP_SCHEME: Shape = Shape::Object(&[Copy("description"), Copy("scheme"), Copy("bearerFormat")]);
-static OAUTH2_SCHEME: Shape = Shape::Object(&[
-    Copy("description"),
-    Field("flows", "flows", &Shape::Value(oauth_flows)),
-    Copy("oauth2MetadataUrl"),
-]);
-static OIDC_SCHEME: Shape = Shape::Object(&[Copy("description"), Copy("openIdConnectUrl")]);
-static MTLS_SCHEME: Shape = Shape::Object(&[Copy("description")]);
-
-/// 0.3 schemes are tagged by `type`; 1.0 wraps each in a `oneof` member.
-static SECURITY_SCHEME: Shape = Shape::Union {
-    tag: "type",
-    variants: &[
-        ("apiKeySecurityScheme", "apiKey", &API_KEY_SCHEME),
-        ("httpAuthSecurityScheme", "http", &HTTP_SCHEME),
-        ("oauth2SecurityScheme", "oauth2", &OAUTH2_SCHEME),
-        ("openIdConnectSecurityScheme", "openIdConnect", &OIDC_SCHEME),
-        ("mtlsSecurityScheme", "mutualTLS", &MTLS_SCHEME),
-    ],
-};
-
-pub(crate) static AGENT_CARD: Shape = Shape::Object(&[
-    Members(interfaces),
-    Copy("name"),
-    Copy("description"),
-    Copy("version"),
-    Copy("provider"),
-    Copy("documentationUrl"),
-    Copy("iconUrl"),
-    Field("capabilities", "capabilities", &CAPABILITIES),
-    Members(extended_card),
-    Map("securitySchemes", "securitySchemes", &SECURITY_SCHEME),
-    Field("security", "securityRequirements", &SECURITY_REQUIREMENTS),
-    Copy("defaultInputModes"),
-    Copy("defaultOutputModes"),
-    List("skills", "skills", &SKILL),
-    Copy("signatures"),
-]);
 
 /// The flows 0.3 knows, in the order one is picked when 1.0's `oneof` can hold only one.
 const FLOWS: [&str; 4] = ["authorizationCode", "clientCredentials", "implicit", "password"];
