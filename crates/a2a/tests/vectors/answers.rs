@@ -44,7 +44,11 @@ fn encoded<T: serde::Serialize>(r: Result<T, ClientError>) -> Outcome {
 
 /// Calls `op` with a fixed request; a streaming operation gives its first event.
 async fn call(client: &A2aClient, op: &str) -> Result<Outcome, String> {
-    let send = || req::<v1::SendMessageRequest>(json!({"message": {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}));
+    let send = || {
+        req::<v1::SendMessageRequest>(
+            json!({"message": {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}),
+        )
+    };
     let push = || json!({"taskId": "t-1", "id": "cfg-1"});
     Ok(match op {
         "SendMessage" => encoded(client.send_message(send()).await),
@@ -52,7 +56,9 @@ async fn call(client: &A2aClient, op: &str) -> Result<Outcome, String> {
         "ListTasks" => encoded(client.list_tasks(req(json!({}))).await),
         "CancelTask" => encoded(client.cancel_task(req(json!({"id": "t-1"}))).await),
         "CreateTaskPushNotificationConfig" => encoded(
-            client.create_task_push_notification_config(req(json!({"taskId": "t-1", "url": "https://example.com/h"}))).await,
+            client
+                .create_task_push_notification_config(req(json!({"taskId": "t-1", "url": "https://example.com/h"})))
+                .await,
         ),
         "GetTaskPushNotificationConfig" => encoded(client.get_task_push_notification_config(req(push())).await),
         "ListTaskPushNotificationConfigs" => {
@@ -95,13 +101,12 @@ fn answer_for(case_body: &[u8], status: u16, headers: &[(String, String)], got: 
     response_bytes(status, headers, &body)
 }
 
-pub async fn run(case: &Case) -> Result<(), String> {
+pub(crate) async fn run(case: &Case) -> Result<(), String> {
     let body = case.body().ok_or("an answer case needs a body")?;
     let status = case.http.status.unwrap_or(200);
     let headers: Vec<(String, String)> = case.http.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     let h = headers.clone();
-    let server = AnswerServer::start(move |got| answer_for(&body, status, &h, got), tx).await;
+    let server = AnswerServer::start(move |got| answer_for(&body, status, &h, got)).await;
     let (binding, name) = match case.binding.as_str() {
         "jsonrpc" => (Binding::JsonRpc, "JSONRPC"),
         "rest" => (Binding::HttpJson, "HTTP+JSON"),
@@ -115,9 +120,11 @@ pub async fn run(case: &Case) -> Result<(), String> {
         request_timeout: Some(WAIT),
         ..ClientOptions::default()
     };
-    let client = A2aClient::from_card(card(&format!("http://{}", server.addr), name), opts).map_err(|e| e.to_string())?;
+    let client =
+        A2aClient::from_card(card(&format!("http://{}", server.addr), name), opts).map_err(|e| e.to_string())?;
     let op = case.operation.as_deref().ok_or("an answer case names its operation")?;
-    let outcome = tokio::time::timeout(WAIT * 2, call(&client, op)).await.map_err(|_| "the call did not end in time")??;
+    let outcome =
+        tokio::time::timeout(WAIT * 2, call(&client, op)).await.map_err(|_| "the call did not end in time")??;
     let e = &case.expect;
     match (case.outcome(), outcome) {
         ("decoded", Outcome::Value(bytes)) => {

@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 /// `vectors/` of the repository.
-pub fn vectors_root() -> PathBuf {
+pub(crate) fn vectors_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../vectors")
 }
 
@@ -18,38 +18,38 @@ pub fn vectors_root() -> PathBuf {
 /// headers).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Http {
-    pub method: Option<String>,
-    pub path: Option<String>,
-    pub status: Option<u16>,
+pub(crate) struct Http {
+    pub(crate) method: Option<String>,
+    pub(crate) path: Option<String>,
+    pub(crate) status: Option<u16>,
     #[serde(default)]
-    pub headers: BTreeMap<String, String>,
+    pub(crate) headers: BTreeMap<String, String>,
 }
 
 /// One case file.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Case {
-    pub id: String,
-    pub requirement: String,
-    pub description: String,
-    pub protocol: String,
-    pub direction: String,
-    pub binding: String,
-    pub operation: Option<String>,
-    pub http: Http,
-    pub input: Option<Box<RawValue>>,
-    pub input_text: Option<String>,
+pub(crate) struct Case {
+    pub(crate) id: String,
+    pub(crate) requirement: String,
+    pub(crate) description: String,
+    pub(crate) protocol: String,
+    pub(crate) direction: String,
+    pub(crate) binding: String,
+    pub(crate) operation: Option<String>,
+    pub(crate) http: Http,
+    pub(crate) input: Option<Box<RawValue>>,
+    pub(crate) input_text: Option<String>,
     pub input_base64: Option<String>,
-    pub expect: Value,
+    pub(crate) expect: Value,
     #[serde(skip)]
-    pub canonical: Option<Vec<u8>>,
+    pub(crate) canonical: Option<Vec<u8>>,
 }
 
 impl Case {
     /// The body bytes: `input` minified as written in the file (member order and number
     /// spellings kept), `input_text` as is, `input_base64` decoded; `None` without one.
-    pub fn body(&self) -> Option<Vec<u8>> {
+    pub(crate) fn body(&self) -> Option<Vec<u8>> {
         if let Some(raw) = &self.input {
             return Some(minify(raw.get()).into_bytes());
         }
@@ -62,13 +62,13 @@ impl Case {
     }
 
     /// `expect.outcome`.
-    pub fn outcome(&self) -> &str {
+    pub(crate) fn outcome(&self) -> &str {
         self.expect["outcome"].as_str().unwrap_or("")
     }
 }
 
 /// Whitespace outside strings removed.
-pub fn minify(text: &str) -> String {
+pub(crate) fn minify(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let (mut in_string, mut escaped) = (false, false);
     for c in text.chars() {
@@ -92,7 +92,7 @@ pub fn minify(text: &str) -> String {
 }
 
 /// Every case under `vectors/a2a/v1/` (flows excepted), sorted by path, with its golden file.
-pub fn load_cases() -> Vec<Case> {
+pub(crate) fn load_cases() -> Vec<Case> {
     let root = vectors_root();
     let mut files = Vec::new();
     collect(&root.join("a2a/v1"), &mut files);
@@ -107,13 +107,18 @@ pub fn load_cases() -> Vec<Case> {
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let mut case: Case = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         assert_eq!(case.id, rel, "a case's id is its path: {}", path.display());
+        assert!(
+            case.protocol == "a2a/v1" && !case.requirement.is_empty() && !case.description.is_empty(),
+            "{}: protocol a2a/v1, a requirement and a description",
+            case.id
+        );
         case.canonical = std::fs::read(path.with_extension("canonical")).ok();
         cases.push(case);
     }
     cases
 }
 
-pub fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
         let path = entry.unwrap().path();
         if path.is_dir() {
@@ -125,14 +130,14 @@ pub fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// `vectors/baselines/a2a-rust.json`: case or flow id -> why it fails.
-pub fn baseline() -> BTreeMap<String, String> {
+pub(crate) fn baseline() -> BTreeMap<String, String> {
     let path = vectors_root().join("baselines/a2a-rust.json");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// `AGENTPROTO_VECTORS=a2a/v1/GetTask/,-a2a/v1/version`: selection by id prefix.
-pub fn selected(id: &str) -> bool {
+pub(crate) fn selected(id: &str) -> bool {
     let Ok(filter) = std::env::var("AGENTPROTO_VECTORS") else { return true };
     let (mut include, mut any_include) = (false, false);
     for f in filter.split(',').map(str::trim).filter(|f| !f.is_empty()) {
@@ -149,7 +154,7 @@ pub fn selected(id: &str) -> bool {
 }
 
 /// JSON values equal, numbers compared by value (`1` equals `1.0`).
-pub fn json_eq(a: &Value, b: &Value) -> bool {
+pub(crate) fn json_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => {
             x == y || (x.as_f64().is_some() && x.as_f64() == y.as_f64() && x.as_i64() == y.as_i64())
@@ -163,7 +168,7 @@ pub fn json_eq(a: &Value, b: &Value) -> bool {
 }
 
 /// The golden file compared with what our encoder wrote.
-pub fn check_golden(case: &Case, written: &[u8]) -> Result<(), String> {
+pub(crate) fn check_golden(case: &Case, written: &[u8]) -> Result<(), String> {
     let Some(golden) = &case.canonical else {
         return Err("no .canonical golden file beside a case whose message decodes".into());
     };
@@ -179,7 +184,7 @@ pub fn check_golden(case: &Case, written: &[u8]) -> Result<(), String> {
 }
 
 /// Compares the members `expected` states with `actual` (members not stated are free).
-pub fn stated(expected: &Value, actual: &Value, what: &str) -> Result<(), String> {
+pub(crate) fn stated(expected: &Value, actual: &Value, what: &str) -> Result<(), String> {
     let Some(exp) = expected.as_object() else { return Ok(()) };
     for (k, v) in exp {
         let got = actual.get(k).unwrap_or(&Value::Null);

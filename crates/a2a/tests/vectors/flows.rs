@@ -20,7 +20,7 @@ use super::wire::WAIT;
 /// The executor every flow assumes (README, "The scripted executor"): it acts on the first
 /// word of the message's text.
 #[derive(Debug, Clone, Default)]
-pub struct Scripted;
+pub(crate) struct Scripted;
 
 impl AgentExecutor for Scripted {
     async fn execute(&self, cx: RequestContext, task: TaskUpdater) -> Result<(), A2aError> {
@@ -53,17 +53,17 @@ impl AgentExecutor for Scripted {
 /// A flow file.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Flow {
-    pub id: String,
-    pub requirement: String,
-    pub description: String,
-    pub protocol: String,
-    pub executor: String,
-    pub bindings: Vec<String>,
-    pub steps: Vec<Value>,
+pub(crate) struct Flow {
+    pub(crate) id: String,
+    pub(crate) requirement: String,
+    pub(crate) description: String,
+    pub(crate) protocol: String,
+    pub(crate) executor: String,
+    pub(crate) bindings: Vec<String>,
+    pub(crate) steps: Vec<Value>,
 }
 
-pub fn load_flows() -> Vec<Flow> {
+pub(crate) fn load_flows() -> Vec<Flow> {
     let root = super::case::vectors_root();
     let dir = root.join("a2a/v1/flows");
     let mut files = Vec::new();
@@ -76,6 +76,11 @@ pub fn load_flows() -> Vec<Flow> {
                 .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
             let rel = p.strip_prefix(&root).unwrap().with_extension("");
             assert_eq!(flow.id, rel.to_string_lossy().replace('\\', "/"), "a flow's id is its path");
+            assert!(
+                flow.protocol == "a2a/v1" && !flow.requirement.is_empty() && !flow.description.is_empty(),
+                "{}: protocol a2a/v1, a requirement and a description",
+                flow.id
+            );
             flow
         })
         .collect()
@@ -111,7 +116,7 @@ fn var_name(s: &str) -> Option<&str> {
 }
 
 /// Matches `value` against `pattern`, binding variables (README, "Patterns").
-pub fn matches(pattern: &Value, value: &Value, vars: &mut Vars, at: &str) -> Result<(), String> {
+pub(crate) fn matches(pattern: &Value, value: &Value, vars: &mut Vars, at: &str) -> Result<(), String> {
     match pattern {
         Value::String(s) if s == "$any" => Ok(()),
         Value::String(s) if var_name(s).is_some() => {
@@ -266,10 +271,7 @@ fn request(
 /// An answer as flows see it: `{"result": …}` or `{"error": {"reason", "code"|"http_status"}}`.
 fn answer(binding: &str, status: u16, body: &Value) -> Value {
     let info = |details: &Value| {
-        details
-            .as_array()
-            .and_then(|d| d.iter().find_map(|x| x.get("reason").cloned()))
-            .unwrap_or(Value::Null)
+        details.as_array().and_then(|d| d.iter().find_map(|x| x.get("reason").cloned())).unwrap_or(Value::Null)
     };
     if binding == "jsonrpc" {
         if let Some(e) = body.get("error") {
@@ -346,7 +348,7 @@ impl Sse {
 // ---------------------------------------------------------------------------
 // Running a flow
 
-pub async fn run(flow: &Flow, binding: &str) -> Result<(), String> {
+pub(crate) async fn run(flow: &Flow, binding: &str) -> Result<(), String> {
     let server = start().await;
     let http = reqwest::Client::new();
     let mut vars = Vars::new();
@@ -370,7 +372,8 @@ pub async fn run(flow: &Flow, binding: &str) -> Result<(), String> {
                     .map_err(|e| fail(e.to_string()))?;
                 let value: Value = serde_json::from_slice(&text).unwrap_or(Value::Null);
                 let got = answer(binding, status, &value);
-                matches(&body["expect"], &got, &mut vars, "$").map_err(|why| fail(format!("{why}\n  answer: {got}")))?;
+                matches(&body["expect"], &got, &mut vars, "$")
+                    .map_err(|why| fail(format!("{why}\n  answer: {got}")))?;
             }
             "open" => {
                 let op = body["operation"].as_str().unwrap_or_default();
@@ -393,17 +396,25 @@ pub async fn run(flow: &Flow, binding: &str) -> Result<(), String> {
                 let name = body["stream"].as_str().unwrap_or("s").to_owned();
                 streams.insert(
                     name,
-                    Sse { binding: binding.to_owned(), body: Box::pin(resp.bytes_stream()), buf: Vec::new(), ended: false },
+                    Sse {
+                        binding: binding.to_owned(),
+                        body: Box::pin(resp.bytes_stream()),
+                        buf: Vec::new(),
+                        ended: false,
+                    },
                 );
             }
             "open_refused" => {
                 let op = body["operation"].as_str().unwrap_or_default();
                 let params = substitute(&body["params"], &vars).map_err(fail)?;
                 let rb = request(&http, &server.base, binding, op, &params, i as u64 + 1).map_err(fail)?;
-                let resp = tokio::time::timeout(WAIT, rb.header("A2A-Version", "1.0").header("Accept", "text/event-stream").send())
-                    .await
-                    .map_err(|_| fail("no answer in time".into()))?
-                    .map_err(|e| fail(e.to_string()))?;
+                let resp = tokio::time::timeout(
+                    WAIT,
+                    rb.header("A2A-Version", "1.0").header("Accept", "text/event-stream").send(),
+                )
+                .await
+                .map_err(|_| fail("no answer in time".into()))?
+                .map_err(|e| fail(e.to_string()))?;
                 let status = resp.status().as_u16();
                 let text = tokio::time::timeout(WAIT, resp.bytes())
                     .await
@@ -411,16 +422,22 @@ pub async fn run(flow: &Flow, binding: &str) -> Result<(), String> {
                     .map_err(|e| fail(e.to_string()))?;
                 // A refusal may come as a plain answer or as the only event of a stream.
                 let text = String::from_utf8_lossy(&text).into_owned();
-                let data = text.lines().find_map(|l| l.strip_prefix("data:")).map(str::trim).unwrap_or(&text).to_owned();
+                let data =
+                    text.lines().find_map(|l| l.strip_prefix("data:")).map(str::trim).unwrap_or(&text).to_owned();
                 let value: Value = serde_json::from_str(&data).unwrap_or(Value::Null);
                 let got = answer(binding, status, &value);
-                matches(&body["expect"], &got, &mut vars, "$").map_err(|why| fail(format!("{why}\n  answer: {text}")))?;
+                matches(&body["expect"], &got, &mut vars, "$")
+                    .map_err(|why| fail(format!("{why}\n  answer: {text}")))?;
             }
             "events" => {
                 let name = body["stream"].as_str().unwrap_or("s");
                 let s = streams.get_mut(name).ok_or_else(|| fail(format!("no open stream {name}")))?;
                 for (j, p) in body["expect"].as_array().cloned().unwrap_or_default().iter().enumerate() {
-                    let ev = s.next().await.map_err(fail)?.ok_or_else(|| fail(format!("the stream ended before event {j}")))?;
+                    let ev = s
+                        .next()
+                        .await
+                        .map_err(fail)?
+                        .ok_or_else(|| fail(format!("the stream ended before event {j}")))?;
                     matches(p, &ev, &mut vars, &format!("event {j}"))
                         .map_err(|why| fail(format!("{why}\n  event: {ev}")))?;
                 }

@@ -17,13 +17,13 @@ use super::wire::{exchange, request_bytes};
 /// The message of the refusal that ends every recorded call.
 const RECORDED: &str = "recorded by the vector runner";
 /// Where the HTTP+JSON binding is mounted (the cases' paths are relative to it).
-pub const REST_PREFIX: &str = "/a2a/rest";
+pub(crate) const REST_PREFIX: &str = "/a2a/rest";
 
 /// A decoded request as the interceptor saw it: the operation and our encoding of it.
 type Seen = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
 
-pub struct Server {
-    pub addr: std::net::SocketAddr,
+pub(crate) struct Server {
+    pub(crate) addr: std::net::SocketAddr,
     seen: Seen,
     token: CancellationToken,
 }
@@ -62,7 +62,7 @@ fn encode(cx: &CallContext, req: &Request) -> Vec<u8> {
 }
 
 impl Server {
-    pub async fn start() -> Server {
+    pub(crate) async fn start() -> Server {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1");
         let addr = listener.local_addr().expect("local address");
         let base = format!("http://{addr}");
@@ -111,7 +111,7 @@ fn refusal(binding: &str, body: &Value) -> Value {
     Value::Object(out)
 }
 
-pub async fn run(server: &Server, case: &Case) -> Result<(), String> {
+pub(crate) async fn run(server: &Server, case: &Case) -> Result<(), String> {
     server.seen.lock().unwrap().clear();
     let method = case.http.method.as_deref().unwrap_or("POST");
     let path = case.http.path.as_deref().unwrap_or("");
@@ -128,7 +128,11 @@ pub async fn run(server: &Server, case: &Case) -> Result<(), String> {
     let e = &case.expect;
     if let Some(status) = e.get("http_status") {
         if status != &Value::from(resp.status) {
-            return Err(format!("HTTP status {}, expected {status}: {}", resp.status, String::from_utf8_lossy(&resp.body)));
+            return Err(format!(
+                "HTTP status {}, expected {status}: {}",
+                resp.status,
+                String::from_utf8_lossy(&resp.body)
+            ));
         }
     }
     match case.outcome() {
@@ -151,8 +155,15 @@ pub async fn run(server: &Server, case: &Case) -> Result<(), String> {
             check_golden(case, bytes)
         }
         "refused" => {
+            let ct = resp.header("content-type").unwrap_or("");
+            if !(ct.starts_with("application/") && ct.contains("json")) {
+                return Err(format!("an error answer of media type {ct:?}"));
+            }
             if let Some((op, bytes)) = seen.first() {
-                return Err(format!("expected a refusal, but {op} was dispatched with {}", String::from_utf8_lossy(bytes)));
+                return Err(format!(
+                    "expected a refusal, but {op} was dispatched with {}",
+                    String::from_utf8_lossy(bytes)
+                ));
             }
             if case.binding == "jsonrpc" {
                 if answer["jsonrpc"] != "2.0" || answer.get("result").is_some() {

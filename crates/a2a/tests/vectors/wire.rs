@@ -9,24 +9,24 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 /// The bound on every wait of the runner.
-pub const WAIT: Duration = Duration::from_secs(10);
+pub(crate) const WAIT: Duration = Duration::from_secs(10);
 
 /// A response as read from the socket.
 #[derive(Debug)]
-pub struct Response {
-    pub status: u16,
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
+pub(crate) struct Response {
+    pub(crate) status: u16,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) body: Vec<u8>,
 }
 
 impl Response {
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
 }
 
 /// The request head and body bytes.
-pub fn request_bytes(method: &str, target: &str, headers: &[(String, String)], body: Option<&[u8]>) -> Vec<u8> {
+pub(crate) fn request_bytes(method: &str, target: &str, headers: &[(String, String)], body: Option<&[u8]>) -> Vec<u8> {
     let mut out = format!("{method} {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n");
     for (k, v) in headers {
         out.push_str(&format!("{k}: {v}\r\n"));
@@ -42,7 +42,7 @@ pub fn request_bytes(method: &str, target: &str, headers: &[(String, String)], b
 
 /// Sends one request on a new connection and reads the whole response (the server closes
 /// the connection: `Connection: close`).
-pub async fn exchange(addr: SocketAddr, request: &[u8]) -> Result<Response, String> {
+pub(crate) async fn exchange(addr: SocketAddr, request: &[u8]) -> Result<Response, String> {
     let io = async {
         let mut s = TcpStream::connect(addr).await.map_err(|e| format!("connect: {e}"))?;
         s.write_all(request).await.map_err(|e| format!("write: {e}"))?;
@@ -60,14 +60,11 @@ fn parse_response(raw: &[u8]) -> Result<Response, String> {
     let mut lines = head.split("\r\n");
     let status_line = lines.next().unwrap_or_default();
     let status = status_line.split(' ').nth(1).and_then(|s| s.parse().ok()).ok_or("bad status line")?;
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
-        .collect();
+    let headers: Vec<(String, String)> =
+        lines.filter_map(|l| l.split_once(':')).map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned())).collect();
     let mut body = raw[end + 4..].to_vec();
-    let chunked = headers
-        .iter()
-        .any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.eq_ignore_ascii_case("chunked"));
+    let chunked =
+        headers.iter().any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.eq_ignore_ascii_case("chunked"));
     if chunked {
         body = dechunk(&body)?;
     }
@@ -93,11 +90,10 @@ fn dechunk(mut data: &[u8]) -> Result<Vec<u8>, String> {
     }
 }
 
-/// A request as the answer server reads it.
+/// A request as the answer server reads it: its body (the head is only read past).
 #[derive(Debug)]
-pub struct Received {
-    pub head: String,
-    pub body: Vec<u8>,
+pub(crate) struct Received {
+    pub(crate) body: Vec<u8>,
 }
 
 async fn read_request(s: &mut TcpStream) -> Result<Received, String> {
@@ -128,14 +124,13 @@ async fn read_request(s: &mut TcpStream) -> Result<Received, String> {
         }
         body.extend_from_slice(&chunk[..n]);
     }
-    Ok(Received { head, body })
+    Ok(Received { body })
 }
 
 /// A server on 127.0.0.1 that answers each connection's one request with the bytes
-/// `answer` makes of it, then closes; it stops when dropped. The requests it read are
-/// sent on `seen`.
-pub struct AnswerServer {
-    pub addr: SocketAddr,
+/// `answer` makes of it, then closes; it stops when dropped.
+pub(crate) struct AnswerServer {
+    pub(crate) addr: SocketAddr,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -146,20 +141,16 @@ impl Drop for AnswerServer {
 }
 
 impl AnswerServer {
-    pub async fn start(
-        answer: impl Fn(&Received) -> Vec<u8> + Send + Sync + 'static,
-        seen: tokio::sync::mpsc::UnboundedSender<Received>,
-    ) -> Self {
+    pub(crate) async fn start(answer: impl Fn(&Received) -> Vec<u8> + Send + Sync + 'static) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1");
         let addr = listener.local_addr().expect("local address");
         let answer = std::sync::Arc::new(answer);
         let task = tokio::spawn(async move {
             while let Ok((mut s, _)) = listener.accept().await {
-                let (answer, seen) = (answer.clone(), seen.clone());
+                let answer = answer.clone();
                 tokio::spawn(async move {
                     if let Ok(Ok(req)) = tokio::time::timeout(WAIT, read_request(&mut s)).await {
                         let bytes = answer(&req);
-                        let _ = seen.send(req);
                         let _ = tokio::time::timeout(WAIT, s.write_all(&bytes)).await;
                         let _ = s.shutdown().await;
                     }
@@ -171,7 +162,7 @@ impl AnswerServer {
 }
 
 /// A whole HTTP/1.1 response with a `Content-Length`.
-pub fn response_bytes(status: u16, headers: &[(String, String)], body: &[u8]) -> Vec<u8> {
+pub(crate) fn response_bytes(status: u16, headers: &[(String, String)], body: &[u8]) -> Vec<u8> {
     let mut out = format!("HTTP/1.1 {status} Vector\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
     for (k, v) in headers {
         out.push_str(&format!("{k}: {v}\r\n"));
