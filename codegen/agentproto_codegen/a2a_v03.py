@@ -26,7 +26,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 from .emit import rust_str, table_header
 from .names import snake, upper_camel
@@ -140,12 +140,13 @@ def parse(rules_bytes: bytes, schema_bytes: bytes, model: dict[str, Any]) -> Tab
         (SCHEMA_V03, hashlib.sha256(schema_bytes).hexdigest()),
     ]
     if proto:
-        sources.append((f"spec/{proto['file']}" if not proto["file"].startswith("spec/") else proto["file"], proto["sha256"]))
+        sources.append(
+            (f"spec/{proto['file']}" if not proto["file"].startswith("spec/") else proto["file"], proto["sha256"])
+        )
     return Tables(shapes, reader.enums, methods, reader.value_fns, reader.members_fns, sources)
 
 
 Schema = dict[str, Any]
-Found = Union[Schema, None]
 
 
 class Reader:
@@ -254,17 +255,24 @@ class Reader:
         refs = [ref_name(a) for a in schema["anyOf"]]
         if None in refs:
             raise fail(where, f"0.3 {shape.v03}: every variant must be a $ref")
-        consts = [{k: v["const"] for k, v in self.defs[r].get("properties", {}).items() if "const" in v} for r in refs if r]
+        consts = [
+            {k: v["const"] for k, v in self.defs[r].get("properties", {}).items() if "const" in v} for r in refs if r
+        ]
         tags = set.intersection(*(set(c) for c in consts)) if consts else set()
         if len(tags) != 1:
-            raise fail(where, f"0.3 {shape.v03}: expected one member that is a const in every variant, found {sorted(tags)}")
+            raise fail(
+                where, f"0.3 {shape.v03}: expected one member that is a const in every variant, found {sorted(tags)}"
+            )
         shape.kind, shape.tag = "union", tags.pop()
         unused = list(refs)
         for v in decl["variants"]:
             payload = v["payload"].get("name")
             match = [r for r in unused if r and payload and self.shape_for(where, r, payload)]
             if len(match) != 1:
-                raise fail(where, f"1.0 variant {v['tag']} ({payload}): expected one 0.3 variant converted to it, found {match}")
+                raise fail(
+                    where,
+                    f"1.0 variant {v['tag']} ({payload}): expected one 0.3 variant converted to it, found {match}",
+                )
             r = match[0]
             unused.remove(r)
             inner = self.shape_for(where, r, payload)
@@ -284,7 +292,10 @@ class Reader:
             if s
         ]
         if len(arrays) != 1:
-            raise fail(where, f"0.3 {shape.v03} is an array of {item}: expected one 1.0 {shape.v1} member listing it, found {arrays}")
+            raise fail(
+                where,
+                f"0.3 {shape.v03} is an array of {item}: expected one 1.0 {shape.v1} member listing it, found {arrays}",
+            )
         shape.kind, (shape.wrapped, shape.item) = "wrapped", arrays[0]
         self.account_v1(where, decl, {shape.wrapped}, raw)
 
@@ -353,7 +364,9 @@ class Reader:
                 continue
             target = rename.get(m, m)
             if target not in fields:
-                raise fail(where, f"0.3 member {m!r} of {shape.v03} is not in 1.0 {shape.v1} and no rule accounts for it")
+                raise fail(
+                    where, f"0.3 member {m!r} of {shape.v03} is not in 1.0 {shape.v1} and no rule accounts for it"
+                )
             written.add(target)
             rules.append(self.member(where, m, target, p, fields[target], m in required, values.get(m)))
         for fn in by_fn:
@@ -374,7 +387,9 @@ class Reader:
             if m not in written and m not in only:
                 raise fail(where, f"1.0 member {m!r} of {decl['name']} has no 0.3 member and is not in v1_only")
 
-    def member(self, where: str, a: str, b: str, p: Schema, f: dict[str, Any], required: bool, value: str | None) -> Rule:
+    def member(
+        self, where: str, a: str, b: str, p: Schema, f: dict[str, Any], required: bool, value: str | None
+    ) -> Rule:
         """The rule for 0.3 member `a` (schema `p`) and 1.0 member `b` (field `f`)."""
         names = (a,) if a == b else (a, b)
         two = (a, b)
@@ -384,9 +399,11 @@ class Reader:
         named = t.get("name") if t["kind"] == "named" else None
         if named and self.decls[named]["decl"] == "enum":
             return Rule("Enum", two, enum=self.enum(where, a, p, named))
-        nested = {"named": (named, ref_name(p), "Field"),
-                  "array": (t.get("item", {}).get("name"), ref_name(p.get("items", {})), "List"),
-                  "map": (t.get("value", {}).get("name"), ref_name(p.get("additionalProperties") or {}), "Map")}
+        nested = {
+            "named": (named, ref_name(p), "Field"),
+            "array": (t.get("item", {}).get("name"), ref_name(p.get("items", {})), "List"),
+            "map": (t.get("value", {}).get("name"), ref_name(p.get("additionalProperties") or {}), "Map"),
+        }
         if t["kind"] in nested:
             v1_type, v03_type, op = nested[t["kind"]]
             if v1_type and v03_type:
@@ -396,7 +413,9 @@ class Reader:
                 if v03_type not in self.same or v1_type != v03_type:
                     raise fail(where, f"member {a!r}: no shape converts 0.3 {v03_type} to 1.0 {v1_type}")
             elif v1_type or v03_type:
-                raise fail(where, f"member {a!r}: 0.3 {v03_type or 'inline value'} and 1.0 {v1_type or 'plain value'} differ")
+                raise fail(
+                    where, f"member {a!r}: 0.3 {v03_type or 'inline value'} and 1.0 {v1_type or 'plain value'} differ"
+                )
         if a != b:
             return Rule("Rename", two)
         if required and p.get("type") == "string":
@@ -412,7 +431,10 @@ class Reader:
             raise fail(where, f"member {member!r}: 1.0 {name} is an enum but 0.3 gives no enum values")
         decl = self.decls[name]
         prefix = decl["strip_prefix"] or ""
-        numbers = {v: i + 1 for i, v in enumerate(decl["values"])}
+        # The proto's numbers where the model keeps them; else the proto reader's rule:
+        # the zero value is `<PREFIX>UNSPECIFIED` and the legal values are 1, 2, ... in order.
+        given = decl.get("numbers") or [i + 1 for i in range(len(decl["values"]))]
+        numbers = dict(zip(decl["values"], given, strict=True))
         numbers[f"{prefix}UNSPECIFIED"] = 0
         extra: dict[str, str] = dict(self.enum_rules.get(name, {}).get("extra", {}))
         rows: list[tuple[str, str, int]] = []
@@ -488,9 +510,14 @@ class Reader:
                     f"but shape {params.name} is {params.v03 or 'none'} -> {params.v1}",
                 )
             for other in want if params.v03 else []:
-                extra = set(self.defs.get(other, {}).get("properties", {})) - set(self.defs[params.v03].get("properties", {}))
+                extra = set(self.defs.get(other, {}).get("properties", {})) - set(
+                    self.defs[params.v03].get("properties", {})
+                )
                 if extra:
-                    raise fail(where, f"params: shape {params.name} reads 0.3 {params.v03}, which lacks {sorted(extra)} of {other}")
+                    raise fail(
+                        where,
+                        f"params: shape {params.name} reads 0.3 {params.v03}, which lacks {sorted(extra)} of {other}",
+                    )
             if result.v1 != m["result"]:
                 raise fail(where, f"result: 1.0 {m['result']}, but shape {result.name} converts to {result.v1}")
             answer = requests[name].removesuffix("Request") + "SuccessResponse"
@@ -551,7 +578,9 @@ def rust_shape(s: Shape) -> str:
     if s.kind == "object":
         return "Shape::Object(&[" + ", ".join(rust_rule(r) for r in s.rules) + "])"
     if s.kind == "union":
-        variants = ", ".join(f"({rust_str(v.v1_member)}, {rust_str(v.tag)}, &{static_name(v.shape)})" for v in s.variants)
+        variants = ", ".join(
+            f"({rust_str(v.v1_member)}, {rust_str(v.tag)}, &{static_name(v.shape)})" for v in s.variants
+        )
         return f"Shape::Union {{ tag: {rust_str(s.tag)}, variants: &[{variants}] }}"
     if s.kind == "wrapped":
         return f"Shape::Wrapped({rust_str(s.wrapped)}, &{static_name(s.item)})"
