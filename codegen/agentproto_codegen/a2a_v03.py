@@ -227,6 +227,12 @@ class Reader:
         decl = self.decl(where, v1)
         shape = Shape(name, v03, v1)
         self.built[name] = shape  # before the members, so that shapes may nest themselves
+        member_keys = set(raw) - {"v03", "v1", "custom", "v1_only"}
+        if ("custom" in raw or v03 == "") and set(raw) & (member_keys | ({"v1_only"} if "custom" in raw else set())):
+            raise fail(
+                where,
+                f"a shape converted whole takes no member rules, found {sorted(set(raw) - {'v03', 'v1', 'custom'})}",
+            )
         if "custom" in raw:
             self.location(where, v03)
             shape.kind, shape.custom = "custom", self.value_fn(raw["custom"])
@@ -236,7 +242,11 @@ class Reader:
             self.account_v1(where, decl, set(), raw)
             return shape
         schema = self.location(where, v03)
+        if schema.get("type") != "object" and "properties" not in schema and member_keys:
+            raise fail(where, f"member rules {sorted(member_keys)} on 0.3 {v03}, which is not an object")
         if "anyOf" in schema:
+            if "v1_only" in raw:
+                raise fail(where, "v1_only on a union")
             self.union(shape, schema, decl)
         elif schema.get("type") == "null":
             if decl.get("fields") != [] or decl.get("decl") != "struct":
@@ -312,6 +322,11 @@ class Reader:
         drop: list[str] = list(raw.get("drop", []))
         values: dict[str, str] = dict(raw.get("value", {}))
         members: list[dict[str, Any]] = list(raw.get("members", []))
+
+        claimed = [*rename, *negate, *flatten, *drop, *(m for e in members for m in e.get("v03", []))]
+        twice = sorted({m for m in claimed if claimed.count(m) > 1})
+        if twice:
+            raise fail(where, f"0.3 members {twice} are named by more than one rule")
 
         def v03_member(what: str, m: str) -> None:
             if m not in props:

@@ -168,6 +168,19 @@ class Refusals(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "no 1.0 operation 'GetTasks'"):
             parse(edited('operation = "GetTask"\n', 'operation = "GetTasks"\n'))
 
+    def test_rules_that_cannot_apply_are_refused(self) -> None:
+        with self.assertRaisesRegex(ValueError, r"shapes.Part: a shape converted whole takes no member rules"):
+            parse(edited('custom = "part"', 'custom = "part"\ndrop = ["metadata"]'))
+        with self.assertRaisesRegex(ValueError, r"shapes.StreamEvent: member rules \['drop'\] on 0.3"):
+            parse(edited('v1 = "StreamResponse"', 'v1 = "StreamResponse"\ndrop = ["kind"]'))
+        with self.assertRaisesRegex(ValueError, r"0.3 members \['metadata'\] are named by more than one rule"):
+            parse(
+                edited(
+                    'v1 = "CancelTaskRequest"',
+                    'v1 = "CancelTaskRequest"\ndrop = ["metadata"]\nrename = { metadata = "id" }',
+                )
+            )
+
     def test_a_same_type_that_differs_is_refused(self) -> None:
         with self.assertRaisesRegex(ValueError, "same AgentSkill: 0.3 members"):
             parse(edited('same = ["AgentProvider",', 'same = ["AgentSkill", "AgentProvider",'))
