@@ -165,16 +165,6 @@ impl std::fmt::Display for A2aError {
 
 impl std::error::Error for A2aError {}
 
-#[cfg(feature = "server")]
-impl From<crate::store::StoreError> for A2aError {
-    fn from(e: crate::store::StoreError) -> Self {
-        match e {
-            crate::store::StoreError::NotFound(k) => A2aError::task_not_found(&k.id),
-            other => A2aError::new(Internal).with_message(format!("store: {other}")),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,7 +8,7 @@ use http::HeaderMap;
 use crate::errors::{A2aError, ErrorKind};
 use crate::server::auth::percent_decode;
 use crate::server::core::CallContext;
-use crate::server::layers::Authentication;
+use crate::server::layers::auth::Authentication;
 
 /// What a request without an `A2A-Version` is taken to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

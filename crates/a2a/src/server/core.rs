@@ -97,7 +97,7 @@ pub struct CoreOptions {
     /// accepted (the worker checks again at every delivery).
     pub push_resolve_timeout: std::time::Duration,
     /// Checks run on every call, in order, once its operation and caller are known.
-    pub interceptors: Vec<Arc<dyn crate::server::layers::Interceptor>>,
+    pub interceptors: Vec<Arc<dyn crate::server::layers::interceptor::Interceptor>>,
 }
 
 /// The binding-neutral server: runs the eleven operations for an executor `E` on a

@@ -61,7 +61,8 @@ pub use self::core::{CallContext, CoreOptions};
 pub use self::http::HttpOptions;
 use auth::{Authenticator, CardAuthenticator, CredentialValidator};
 use layers::{Cors, Interceptor, RateLimit, RateLimitLayer};
-pub use replicas::{ControlChannel, DEFAULT_CANCEL_WAIT};
+pub use crate::store::ControlChannel;
+pub use replicas::DEFAULT_CANCEL_WAIT;
 
 /// Configures an [`A2aServer`].
 pub struct Builder<E> {

@@ -88,19 +88,12 @@ use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
 use crate::errors::{A2aError, ErrorKind};
-use crate::store::{BoxFuture, StoreError, TaskKey};
+use crate::store::{BoxFuture, ControlChannel, TaskKey};
 use crate::stream::{StreamItem, Subscription};
 use crate::tasks::Tasks;
 
 /// How long a cancel waits for the replica running the turn by default.
 pub const DEFAULT_CANCEL_WAIT: Duration = Duration::from_secs(5);
-
-/// Where replicas send each other control messages (the PostgreSQL store sends them on
-/// its control channel).
-pub trait ControlChannel: Send + Sync + 'static {
-    /// Sends `payload` to every replica; returns once it is sent.
-    fn send(&self, payload: String) -> BoxFuture<'_, Result<(), StoreError>>;
-}
 
 /// The server of this replica, as the control messages see it.
 pub(crate) trait TurnCanceler: Send + Sync + 'static {

@@ -537,3 +537,23 @@ pub trait Store: Send + Sync + 'static {
     /// recorded before it. Non-terminal tasks are never deleted.
     fn purge(&self, before_ms: i64, limit: usize) -> BoxFuture<'_, Result<Purged, StoreError>>;
 }
+
+/// Where the replicas of one service send each other control messages (the PostgreSQL
+/// store sends them on its control channel; the server's replica bus reads them).
+pub trait ControlChannel: Send + Sync + 'static {
+    /// Sends `payload` to every replica; returns once it is sent.
+    fn send(&self, payload: String) -> BoxFuture<'_, Result<(), StoreError>>;
+}
+
+/// How the server answers a store's failure: a missing task is `TaskNotFound`, anything
+/// else an internal error.
+impl From<StoreError> for crate::errors::A2aError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::NotFound(k) => crate::errors::A2aError::task_not_found(&k.id),
+            other => {
+                crate::errors::A2aError::new(crate::errors::ErrorKind::Internal).with_message(format!("store: {other}"))
+            }
+        }
+    }
+}

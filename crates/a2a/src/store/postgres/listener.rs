@@ -341,7 +341,7 @@ impl PostgresStore {
 
 /// Where replicas send each other messages: [`CONTROL_CHANNEL`] of this store's
 /// database.
-impl crate::server::ControlChannel for PostgresStore {
+impl crate::store::ControlChannel for PostgresStore {
     fn send(&self, payload: String) -> BoxFuture<'_, Result<(), StoreError>> {
         Box::pin(async move { self.notify_control(&payload).await })
     }
