@@ -75,14 +75,19 @@ def build_flows():
     r_life = requirement("a2a.v1.flow.lifecycle", NOTES + " sections 3.1.1-3.1.5 and 3.2.2 (blocking send, "
                          "GetTask, streams, CancelTask, terminal tasks)",
                          "A blocking send returns the task once terminal; GetTask returns it; a streamed task "
-                         "starts with the Task, then its updates; CancelTask cancels a running task, whose stream "
-                         "ends with the CANCELED update; a message to a terminal task is UnsupportedOperation and "
-                         "an unknown task is TaskNotFound.")
-    flow("send-get-stream-cancel", r_life, "Send (echo) -> get -> stream (wait) -> cancel, on one server.", [
+                         "starts with the Task, then its updates; historyLength 0 omits the history; CancelTask "
+                         "cancels a running task, whose stream ends with the CANCELED update, and refuses a "
+                         "terminal one (TaskNotCancelable); a message to a terminal task is UnsupportedOperation "
+                         "and an unknown task is TaskNotFound.")
+    flow("send-get-stream-cancel", r_life, "Send (echo) -> get (with and without history) -> cancel refused "
+         "-> stream (wait) -> cancel, on one server.", [
         send("m-1", "echo hello", ok({"task": task("${t1}", "TASK_STATE_COMPLETED", contextId="${c1}",
                                                       artifacts=ECHO_ART)})),
         call("GetTask", {"id": "${t1}"}, ok(task("${t1}", "TASK_STATE_COMPLETED", contextId="${c1}",
                                                  artifacts=ECHO_ART))),
+        call("GetTask", {"id": "${t1}", "historyLength": 0}, ok(task("${t1}", "TASK_STATE_COMPLETED",
+                                                                     history="$absent"))),
+        call("CancelTask", {"id": "${t1}"}, err("TASK_NOT_CANCELABLE")),
         {"open": {"stream": "s", "operation": "SendStreamingMessage", "params": {"message": msg("m-2", "wait")}}},
         {"events": {"stream": "s", "expect": [
             ev({"task": task("${t2}", "TASK_STATE_SUBMITTED")}),
@@ -100,17 +105,29 @@ def build_flows():
     r_sub = requirement("a2a.v1.flow.subscribe", NOTES + " section 3.1.6 (SubscribeToTask: the current Task "
                         "first, then the task's updates; not on terminal tasks)",
                         "SubscribeToTask on a running task starts with the current Task, then delivers its later "
-                        "updates and ends at a terminal state; on a terminal task it is UnsupportedOperation.")
-    flow("subscribe", r_sub, "A task started without streaming is followed with SubscribeToTask until canceled.", [
+                        "updates and ends at a terminal state, on every open subscription (closing one does not "
+                        "affect the others); on a terminal task it is UnsupportedOperation, on an unknown task "
+                        "TaskNotFound.")
+    flow("subscribe", r_sub, "A task started without streaming is followed by three subscriptions, one dropped "
+         "early; the other two both see the cancellation and end.", [
         send("m-1", "wait", ok({"task": task("${t}", ACTIVE)}), configuration={"returnImmediately": True}),
         call("GetTask", {"id": "${t}"}, ok(task("${t}", ACTIVE))),
         {"open": {"stream": "s", "operation": "SubscribeToTask", "params": {"id": "${t}"}}},
         {"events": {"stream": "s", "expect": [ev({"task": task("${t}", ANY)})]}},
+        {"open": {"stream": "s2", "operation": "SubscribeToTask", "params": {"id": "${t}"}}},
+        {"events": {"stream": "s2", "expect": [ev({"task": task("${t}", ANY)})]}},
+        {"open": {"stream": "s3", "operation": "SubscribeToTask", "params": {"id": "${t}"}}},
+        {"events": {"stream": "s3", "expect": [ev({"task": task("${t}", ANY)})]}},
+        {"close": {"stream": "s3"}},
         call("CancelTask", {"id": "${t}"}, ok(task("${t}", "TASK_STATE_CANCELED"))),
         {"events": {"stream": "s", "expect": [ev(status_update("${t}", "TASK_STATE_CANCELED"))]}},
         {"ended": {"stream": "s"}},
+        {"events": {"stream": "s2", "expect": [ev(status_update("${t}", "TASK_STATE_CANCELED"))]}},
+        {"ended": {"stream": "s2"}},
         {"open_refused": {"operation": "SubscribeToTask", "params": {"id": "${t}"},
                           "expect": err("UNSUPPORTED_OPERATION")}},
+        {"open_refused": {"operation": "SubscribeToTask", "params": {"id": "no-such-task"},
+                          "expect": err("TASK_NOT_FOUND")}},
     ])
     r_resume = requirement("a2a.v1.flow.resume", "sdk: agentproto's resumable streams (crates/a2a README, "
                            "Streams): SSE ids are the task's event sequence numbers and Last-Event-ID replays "
@@ -140,15 +157,17 @@ def build_flows():
     r_ri = requirement("a2a.v1.flow.return-immediately", NOTES + " section 3.2.2 (returnImmediately; a blocking "
                        "send returns at a terminal or interrupted state)",
                        "With returnImmediately a send answers at once with the task still active; without it, a "
-                       "send answers when the task is terminal or interrupted (INPUT_REQUIRED), and a follow-up "
-                       "message naming the task continues it.")
+                       "send answers when the task is terminal or interrupted (INPUT_REQUIRED); a follow-up "
+                       "message naming the task continues it in the task's context, and one naming the task with "
+                       "another context is refused.")
     flow("return-immediately", r_ri, "returnImmediately answers with an active task; a blocking send waits for "
-         "INPUT_REQUIRED, and a follow-up completes the task.", [
+         "INPUT_REQUIRED; a follow-up naming another context is refused, one naming only the task completes it.", [
         send("m-1", "wait", ok({"task": task("${t}", ACTIVE)}), configuration={"returnImmediately": True}),
         call("CancelTask", {"id": "${t}"}, ok(task("${t}", "TASK_STATE_CANCELED"))),
         send("m-2", "ask", ok({"task": task("${q}", "TASK_STATE_INPUT_REQUIRED", contextId="${qc}")})),
         call("GetTask", {"id": "${q}"}, ok(task("${q}", "TASK_STATE_INPUT_REQUIRED"))),
-        send("m-3", "echo hello", ok({"task": task("${q}", "TASK_STATE_COMPLETED", contextId="${qc}",
+        send("m-3", "echo hello", {"error": {"reason": ANY, **P}}, taskId="${q}", contextId="another-context"),
+        send("m-4", "echo hello", ok({"task": task("${q}", "TASK_STATE_COMPLETED", contextId="${qc}",
                                                       artifacts=ECHO_ART)}), taskId="${q}"),
     ])
     r_list = requirement("a2a.v1.flow.list-tasks", NOTES + " section 3.1.4 (ListTasks: cursor pagination, "

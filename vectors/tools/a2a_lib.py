@@ -30,8 +30,37 @@ def res_type(op: str) -> str:
     return METHODS[op]["result"]
 
 
+# The a2a-tck requirement ids (branch 1.0-dev, tck/requirements/*.py) a requirement checks
+# too; they are named in its source.
+TCK = {
+    "a2a.v1.request.invalid-params": "CORE-ERR-002, JSONRPC-ERR-001, HTTP_JSON-ERR-001, HTTP_JSON-ERR-002",
+    "a2a.v1.protojson.unknown-fields": "DM-SERIAL-005",
+    "a2a.v1.request.params-object": "JSONRPC-FMT-001",
+    "a2a.v1.type.message": "DM-MSG-001, DM-PART-001",
+    "a2a.v1.protojson.enum": "DM-SERIAL-002, DM-MSG-002, DM-TASK-002",
+    "a2a.v1.protojson.proto-names": "DM-SERIAL-001",
+    "a2a.v1.protojson.timestamp": "DM-SERIAL-003",
+    "a2a.v1.rest.query": "HTTP_JSON-QP-001",
+    "a2a.v1.jsonrpc.envelope": "JSONRPC-FMT-001, JSONRPC-SVC-001, JSONRPC-ERR-001",
+    "a2a.v1.rest.routes": "HTTP_JSON-URL-001, HTTP_JSON-URL-002",
+    "a2a.v1.rest.subscribe-verbs": "HTTP_JSON-URL-002",
+    "a2a.v1.rest.media-type": "HTTP_JSON-SVC-001",
+    "a2a.v1.version.header": "VER-SERVER-001, VER-SERVER-002, VER-SERVER-003, JSONRPC-SVC-002, HTTP_JSON-SVC-002",
+    "a2a.v1.answer.error": "JSONRPC-ERR-003, HTTP_JSON-ERR-001, HTTP_JSON-ERR-002",
+    "a2a.v1.answer.envelope": "JSONRPC-FMT-001",
+    "a2a.v1.flow.lifecycle": "CORE-SEND-001, CORE-SEND-002, CORE-GET-001, CORE-GET-002, CORE-STREAM-001, CORE-STREAM-003, CORE-CANCEL-001, CORE-CANCEL-002, CORE-CANCEL-003, CORE-HIST-001, STREAM-ORDER-001",
+    "a2a.v1.flow.subscribe": "STREAM-SUB-001, STREAM-SUB-002, STREAM-SUB-003, STREAM-SUB-004, STREAM-ORDER-002, STREAM-ORDER-003, STREAM-ORDER-004",
+    "a2a.v1.flow.return-immediately": "CORE-EXECUTION-MODE-001, CORE-EXECUTION-MODE-002, CORE-MULTI-005, CORE-MULTI-006",
+    "a2a.v1.flow.list-tasks": "CORE-LIST-002, CORE-LIST-004, CORE-LIST-005",
+    "a2a.v1.flow.direct-message": "CORE-SEND-001, CORE-STREAM-002",
+    "a2a.v1.flow.push-configs": "PUSH-CREATE-001, PUSH-GET-001, PUSH-GET-002, PUSH-LIST-001, PUSH-DEL-001, PUSH-DEL-002",
+}
+
+
 def requirement(rid: str, source: str, text: str) -> str:
     if rid not in REQUIREMENTS:
+        if rid in TCK:
+            source += f"; a2a-tck 1.0-dev: {TCK[rid]}"
         REQUIREMENTS[rid] = {"source": source, "text": text}
     return rid
 
