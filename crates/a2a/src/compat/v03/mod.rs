@@ -18,6 +18,8 @@
 
 mod custom;
 mod engine;
+#[cfg(test)]
+mod tests;
 
 use serde_json::Value;
 
