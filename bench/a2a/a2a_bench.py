@@ -397,6 +397,7 @@ def fill_versions(results: dict, v: dict, locked_crate, py_version) -> None:
         "{grpcio}": py_version("grpcio"),
         "{a2a_server_lf}": locked_crate("a2a-server-lf"),
         "{a2a_lf}": locked_crate("a2a-lf"),
+        "{a2a_grpc}": locked_crate("a2a-grpc"),
         "{axum}": locked_crate("axum"),
     }
     for server in results["servers"]:
@@ -415,6 +416,7 @@ def fill_versions(results: dict, v: dict, locked_crate, py_version) -> None:
         "grpcio (PyPI)": values["{grpcio}"],
         "a2a-server-lf (crate)": values["{a2a_server_lf}"],
         "a2a-lf (crate)": values["{a2a_lf}"],
+        "a2a-grpc (crate)": values["{a2a_grpc}"],
     }
 
 

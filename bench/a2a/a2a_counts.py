@@ -43,10 +43,13 @@ SHIM_SOURCE = HERE / "counts" / "alloc_count.c"
 # Per plan: warm-up and timed requests of each window (instructions under callgrind are slow:
 # about 50× the native time, so fewer).
 PLANS = {
-    "full": {"inst_warmup": 200, "inst_count": 1000, "alloc_warmup": 500, "alloc_count": 3000},
+    "full": {"inst_warmup": 100, "inst_count": 500, "alloc_warmup": 500, "alloc_count": 3000},
     "quick": {"inst_warmup": 50, "inst_count": 200, "alloc_warmup": 100, "alloc_count": 500},
     "smoke": {"inst_warmup": 2, "inst_count": 3, "alloc_warmup": 2, "alloc_count": 3},
 }
+# The Python rows cost about 10 M instructions a request, which callgrind runs at a few M/s:
+# at most this many there (their per-request figure needs no more to be steady).
+PYTHON_INST = {"inst_warmup": 20, "inst_count": 50}
 # The counted workloads: (id, client request). The floors answer only the floor request.
 WORKLOADS = (("floor-request", "floor"), ("stream", "stream"))
 # The shim's slots (alloc_count.c).
@@ -263,6 +266,8 @@ def instructions(env, start, spec: dict, client: list[str], expect: list[str], p
             return new[-1]
 
         warm, count = plan["inst_warmup"], plan["inst_count"]
+        if spec.get("language") == "Python":
+            warm, count = min(warm, PYTHON_INST["inst_warmup"]), min(count, PYTHON_INST["inst_count"])
         for wid, req in _workloads(spec):
             argv = _client_argv(client, spec, server.port, req, warm, count, _expect(spec, expect))
             line, _, path = window(env, argv, lambda: control("-z"), dump, count)

@@ -151,16 +151,19 @@ def headline(r, results: dict) -> list[dict]:
         if mine_b and their_b and other not in RUST_PEERS:  # the Rust peers' rows have goals above
             add(f"A2A 50 concurrent sends: agentproto speed-up over {ids[other]['label']}",
                 their_b["median"] / mine_b["median"])  # fmt: skip
-    # The gRPC binding: ours against the official Python SDK's, and against our JSON-RPC.
+    # The gRPC binding: ours against the official SDKs' (Rust, Python), and against our JSON-RPC.
     ours_grpc = _median(r, a2a, "agentproto-a2a-grpc", "echo", "p50_ns")
-    theirs_grpc = _median(r, a2a, "a2a-sdk-python-grpc", "echo", "p50_ns")
-    if ours_grpc and theirs_grpc:
-        add("A2A echo round trip p50 over gRPC: agentproto speed-up over a2a-sdk (Python, official) gRPC",
-            theirs_grpc / ours_grpc)  # fmt: skip
-    mine_b, their_b = batch_stat(r, a2a, "agentproto-a2a-grpc"), batch_stat(r, a2a, "a2a-sdk-python-grpc")
-    if mine_b and their_b:
-        add("A2A 50 concurrent sends over gRPC: agentproto speed-up over a2a-sdk (Python, official) gRPC",
-            their_b["median"] / mine_b["median"])  # fmt: skip
+    for other in ("a2a-server-lf-grpc", "a2a-sdk-python-grpc"):
+        if other not in ids:
+            continue
+        theirs_grpc = _median(r, a2a, other, "echo", "p50_ns")
+        if ours_grpc and theirs_grpc:
+            add(f"A2A echo round trip p50 over gRPC: agentproto speed-up over {ids[other]['label']}",
+                theirs_grpc / ours_grpc)  # fmt: skip
+        mine_b, their_b = batch_stat(r, a2a, "agentproto-a2a-grpc"), batch_stat(r, a2a, other)
+        if mine_b and their_b:
+            add(f"A2A 50 concurrent sends over gRPC: agentproto speed-up over {ids[other]['label']}",
+                their_b["median"] / mine_b["median"])  # fmt: skip
     # Issue 30: gRPC p50 at most 1.2× JSON-RPC's, on the floor request and on the echo.
     for wid, what in (("floor-request", "SendMessage p50 (floor request)"), ("echo", "echo round trip p50")):
         mine, grpc = _median(r, a2a, OURS, wid, "p50_ns"), _median(r, a2a, "agentproto-a2a-grpc", wid, "p50_ns")
@@ -456,7 +459,8 @@ def counts_table(r, a2a: dict, order: list[str], ids: dict) -> dict | None:
             "keep-alive connection (not start-up, warm-up, or the connection's opening and closing), and "
             "includes whatever the server does for them on other threads. Instructions: user-space "
             f"instructions of the server process, all threads, counted by valgrind's callgrind ({how}; "
-            f"{plan['inst_warmup']} warm-up, {plan['inst_count']} counted requests). Allocations: calls into "
+            f"{plan['inst_warmup']} warm-up, {plan['inst_count']} counted requests; the Python rows, at about "
+            "10 M instructions a request, at most 20 and 50). Allocations: calls into "
             "the C allocator (malloc, calloc, the aligned family, realloc of nothing) counted by an LD_PRELOAD "
             f"library (bench/a2a/counts/alloc_count.c; {plan['alloc_warmup']} warm-up, {plan['alloc_count']} "
             "counted); reallocs: growing or shrinking an existing block; bytes: requested by the allocating "
