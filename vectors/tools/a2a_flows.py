@@ -102,6 +102,39 @@ def build_flows():
         call("GetTask", {"id": "no-such-task"}, err("TASK_NOT_FOUND")),
         call("CancelTask", {"id": "no-such-task"}, err("TASK_NOT_FOUND")),
     ])
+    r_stream = requirement("a2a.v1.flow.stream-states", NOTES + " sections 3.1.2 and 11.7 (a task stream starts "
+                           "with the Task and closes at a terminal or interrupted state)",
+                           "A streamed task delivers the Task, then each status and artifact update in the order the "
+                           "agent made them, and the stream ends after the COMPLETED or INPUT_REQUIRED update; on a "
+                           "follow-up message the first Task shows the task as it was before the updates that follow "
+                           "(never a later state).")
+    flow("stream-states", r_stream, "An echo turn streamed to completion, then a turn streamed to INPUT_REQUIRED and "
+         "continued by a second stream.", [
+        {"open": {"stream": "s", "operation": "SendStreamingMessage", "params": {"message": msg("m-1", "echo hello")}}},
+        {"events": {"stream": "s", "expect": [
+            ev({"task": task("${t}", "TASK_STATE_SUBMITTED", contextId="${c}")}),
+            ev(status_update("${t}", "TASK_STATE_WORKING")),
+            ev(artifact_update("${t}", "echo", "hello")),
+            ev(status_update("${t}", "TASK_STATE_COMPLETED")),
+        ]}},
+        {"ended": {"stream": "s"}},
+        {"open": {"stream": "q", "operation": "SendStreamingMessage", "params": {"message": msg("m-2", "ask")}}},
+        {"events": {"stream": "q", "expect": [
+            ev({"task": task("${q}", "TASK_STATE_SUBMITTED")}),
+            ev(status_update("${q}", "TASK_STATE_INPUT_REQUIRED")),
+        ]}},
+        {"ended": {"stream": "q"}},
+        {"open": {"stream": "q2", "operation": "SendStreamingMessage",
+                  "params": {"message": msg("m-3", "echo hello", taskId="${q}")}}},
+        {"events": {"stream": "q2", "expect": [
+            ev({"task": task("${q}", {"$one_of": [status("TASK_STATE_INPUT_REQUIRED"), status("TASK_STATE_SUBMITTED"),
+                                                  status("TASK_STATE_WORKING")]})}),
+            ev(status_update("${q}", "TASK_STATE_WORKING")),
+            ev(artifact_update("${q}", "echo", "hello")),
+            ev(status_update("${q}", "TASK_STATE_COMPLETED")),
+        ]}},
+        {"ended": {"stream": "q2"}},
+    ])
     r_sub = requirement("a2a.v1.flow.subscribe", NOTES + " section 3.1.6 (SubscribeToTask: the current Task "
                         "first, then the task's updates; not on terminal tasks)",
                         "SubscribeToTask on a running task starts with the current Task, then delivers its later "
