@@ -359,7 +359,7 @@ def run_all(registry: dict, env: Env, plan_name: str, only: set[str] | None = No
     coders = [s for s in servers if "card" in s]
     cases = [(s, label, path) for label, path in CARD_INPUTS.items() for s in coders]
     card: dict = {s["id"]: {label: [] for label in CARD_INPUTS} for s in coders}
-    for r in range(plan["card_rounds"]):
+    for r in range(plan["card_rounds"] if cases else 0):
         k = r % len(cases)
         for s, label, path in cases[k:] + cases[:k]:
             env.progress(f"a2a: card codec round {r + 1}/{plan['card_rounds']} {s['id']} {label}")
