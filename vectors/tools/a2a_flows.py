@@ -162,6 +162,20 @@ def build_flows():
         {"open_refused": {"operation": "SubscribeToTask", "params": {"id": "no-such-task"},
                           "expect": err("TASK_NOT_FOUND")}},
     ])
+    flow("subscribe-interrupted", r_sub, "A subscription to an INPUT_REQUIRED task follows the turn a later "
+         "non-streaming message starts, to its end.", [
+        send("m-1", "ask", ok({"task": task("${t}", "TASK_STATE_INPUT_REQUIRED")})),
+        {"open": {"stream": "s", "operation": "SubscribeToTask", "params": {"id": "${t}"}}},
+        {"events": {"stream": "s", "expect": [ev({"task": task("${t}", "TASK_STATE_INPUT_REQUIRED")})]}},
+        send("m-2", "echo hello", ok({"task": task("${t}", "TASK_STATE_COMPLETED", artifacts=ECHO_ART)}),
+             taskId="${t}"),
+        {"events": {"stream": "s", "expect": [
+            ev(status_update("${t}", "TASK_STATE_WORKING")),
+            ev(artifact_update("${t}", "echo", "hello")),
+            ev(status_update("${t}", "TASK_STATE_COMPLETED")),
+        ]}},
+        {"ended": {"stream": "s"}},
+    ])
     r_resume = requirement("a2a.v1.flow.resume", "sdk: agentproto's resumable streams (crates/a2a README, "
                            "Streams): SSE ids are the task's event sequence numbers and Last-Event-ID replays "
                            "what followed (A2A 1.0.1 defines no replay, a2aproject/A2A#1986)",
@@ -169,7 +183,7 @@ def build_flows():
                            "first sends the current Task, then replays the task's events that followed that id, "
                            "then the new ones.")
     flow("resume-last-event-id", r_resume, "A stream dropped after three events is resumed with Last-Event-ID: "
-         "the Task, then the events after the id, then the cancellation.", [
+         "the Task, then the events after the id, then the cancellation; resuming at the last id replays nothing.", [
         {"open": {"stream": "s1", "operation": "SendStreamingMessage", "params": {"message": msg("m-1", "wait")}}},
         {"events": {"stream": "s1", "expect": [
             ev({"task": task("${t}", "TASK_STATE_SUBMITTED")}, id="${e1}"),
@@ -183,9 +197,13 @@ def build_flows():
             ev(status_update("${t}", "TASK_STATE_WORKING"), id="${e2}"),
             ev(artifact_update("${t}", "progress", "started"), id="${e3}"),
         ]}},
+        {"open": {"stream": "s3", "operation": "SubscribeToTask", "params": {"id": "${t}"}, "last_event_id": "${e3}"}},
+        {"events": {"stream": "s3", "expect": [ev({"task": task("${t}", "TASK_STATE_WORKING")})]}},
         call("CancelTask", {"id": "${t}"}, ok(task("${t}", "TASK_STATE_CANCELED"))),
-        {"events": {"stream": "s2", "expect": [ev(status_update("${t}", "TASK_STATE_CANCELED"))]}},
+        {"events": {"stream": "s2", "expect": [ev(status_update("${t}", "TASK_STATE_CANCELED"), id="${e4}")]}},
         {"ended": {"stream": "s2"}},
+        {"events": {"stream": "s3", "expect": [ev(status_update("${t}", "TASK_STATE_CANCELED"), id="${e4}")]}},
+        {"ended": {"stream": "s3"}},
     ])
     r_ri = requirement("a2a.v1.flow.return-immediately", NOTES + " section 3.2.2 (returnImmediately; a blocking "
                        "send returns at a terminal or interrupted state)",
@@ -202,6 +220,11 @@ def build_flows():
         send("m-3", "echo hello", {"error": {"reason": ANY, **P}}, taskId="${q}", contextId="another-context"),
         send("m-4", "echo hello", ok({"task": task("${q}", "TASK_STATE_COMPLETED", contextId="${qc}",
                                                       artifacts=ECHO_ART)}), taskId="${q}"),
+        call("GetTask", {"id": "${q}"}, ok(task("${q}", "TASK_STATE_COMPLETED", history=[
+            {"messageId": "m-2", "role": "ROLE_USER", "parts": [{"text": "ask"}], **P},
+            {"messageId": "m-4", "role": "ROLE_USER", "parts": [{"text": "echo hello"}], **P}]))),
+        call("GetTask", {"id": "${q}", "historyLength": 1}, ok(task("${q}", "TASK_STATE_COMPLETED", history=[
+            {"messageId": "m-4", "role": "ROLE_USER", **P}]))),
     ])
     r_list = requirement("a2a.v1.flow.list-tasks", NOTES + " section 3.1.4 (ListTasks: cursor pagination, "
                          "nextPageToken always present, artifacts omitted unless includeArtifacts)",
