@@ -8,7 +8,7 @@ import unittest
 from pathlib import Path
 from typing import Any
 
-from agentproto_codegen import a2a_v03
+from agentproto_codegen import a2a_v03, rust_a2a_v03
 from agentproto_codegen.a2a_v03 import Rule
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -188,7 +188,7 @@ class Refusals(unittest.TestCase):
 
 class RustOutput(unittest.TestCase):
     def test_statics_name_their_shapes_and_functions(self) -> None:
-        text = a2a_v03.rust(parse())
+        text = rust_a2a_v03.rust(parse())
         self.assertIn('Rule::Enum("role", "role", ROLE)', text)
         self.assertIn(
             'Rule::Field("security", "securityRequirements", &Shape::Value(ValueFn::SecurityRequirements))', text
