@@ -200,6 +200,15 @@ def build_error_answers():
                 envelope={"jsonrpc": "2.0", "id": "other-id", "result": TASK_MIN})
     answer_case("GetTask/answer/rest/not-json", r_env, "A 200 answer whose body is not JSON fails the call.", "rest",
                 "GetTask", None, {"outcome": "call_failed"}, text="<html>ok</html>")
+    answer_case("GetTask/answer/jsonrpc/id-as-string", r_env, "A JSON-RPC answer whose id is the request's number "
+                "written as a string is another id and fails the call.", "jsonrpc", "GetTask", None,
+                {"outcome": "call_failed"},
+                envelope={"jsonrpc": "2.0", "id": "$request-id-as-string", "result": TASK_MIN})
+    answer_case("GetTask/answer/jsonrpc/result-and-error", r_env, "A JSON-RPC answer holding both `result` and "
+                "`error` is no valid response and fails the call.", "jsonrpc", "GetTask", None,
+                {"outcome": "call_failed"},
+                envelope={"jsonrpc": "2.0", "id": "$request-id", "result": TASK_MIN,
+                          "error": {"code": -32603, "message": "both"}})
     answer_case("GetTask/answer/jsonrpc/no-jsonrpc-member", r_env, "A JSON-RPC answer without `jsonrpc` fails the "
                 "call.", "jsonrpc", "GetTask", None, {"outcome": "call_failed"},
                 envelope={"id": "$request-id", "result": TASK_MIN})

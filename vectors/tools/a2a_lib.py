@@ -45,7 +45,8 @@ TCK = {
     "a2a.v1.rest.routes": "HTTP_JSON-URL-001, HTTP_JSON-URL-002",
     "a2a.v1.rest.subscribe-verbs": "HTTP_JSON-URL-002",
     "a2a.v1.rest.media-type": "HTTP_JSON-SVC-001",
-    "a2a.v1.version.header": "VER-SERVER-001, VER-SERVER-002, VER-SERVER-003, JSONRPC-SVC-002, HTTP_JSON-SVC-002",
+    "a2a.v1.version.header": "VER-SERVER-001, VER-SERVER-002, VER-SERVER-003, VER-CLIENT-002, JSONRPC-SVC-002, "
+                             "HTTP_JSON-SVC-002",
     "a2a.v1.answer.error": "JSONRPC-ERR-003, HTTP_JSON-ERR-001, HTTP_JSON-ERR-002",
     "a2a.v1.answer.envelope": "JSONRPC-FMT-001",
     "a2a.v1.flow.lifecycle": "CORE-SEND-001, CORE-SEND-002, CORE-GET-001, CORE-GET-002, CORE-STREAM-001, CORE-STREAM-003, CORE-CANCEL-001, CORE-CANCEL-002, CORE-CANCEL-003, CORE-HIST-001, STREAM-ORDER-001",

@@ -546,6 +546,9 @@ def build_versions():
         request_case(f"version/{b}/lower-case-name", r_v, "`a2a-version: 1.0` (header names are case-insensitive) "
                      "is served as 1.0.", b, "GetTask", get, dispatched("GetTask", get),
                      headers={**base_headers, "a2a-version": "1.0"})
+        request_case(f"version/{b}/patch-ignored", r_v, "`A2A-Version: 1.0.1` is served as 1.0: a patch number "
+                     "takes no part in negotiation.", b, "GetTask", get, dispatched("GetTask", get),
+                     headers={**base_headers, "A2A-Version": "1.0.1"})
         request_case(f"version/{b}/query-parameter", r_v, "`?A2A-Version=1.0` instead of the header is served as "
                      "1.0.", b, "GetTask", get, dispatched("GetTask", get), headers=dict(base_headers),
                      query_extra="A2A-Version=1.0")

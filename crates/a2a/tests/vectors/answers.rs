@@ -94,8 +94,15 @@ async fn call(client: &A2aClient, op: &str) -> Result<Outcome, String> {
 /// The answer bytes for a request: the case's body with `"$request-id"` replaced by the
 /// request's JSON-RPC id, one SSE event when the answer is a stream.
 fn answer_for(case_body: &[u8], status: u16, headers: &[(String, String)], got: &Received) -> Vec<u8> {
-    let id = serde_json::from_slice::<Value>(&got.body).ok().map(|v| v["id"].to_string()).unwrap_or("null".into());
-    let body = String::from_utf8_lossy(case_body).replace("\"$request-id\"", &id).into_bytes();
+    let id = serde_json::from_slice::<Value>(&got.body).ok().map(|v| v["id"].clone()).unwrap_or(Value::Null);
+    let as_string = Value::String(match &id {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    });
+    let body = String::from_utf8_lossy(case_body)
+        .replace("\"$request-id\"", &id.to_string())
+        .replace("\"$request-id-as-string\"", &as_string.to_string())
+        .into_bytes();
     let sse = headers.iter().any(|(k, v)| k.eq_ignore_ascii_case("content-type") && v.starts_with("text/event-stream"));
     let body = if sse { [b"data: ".as_slice(), &body, b"\n\n"].concat() } else { body };
     response_bytes(status, headers, &body)
