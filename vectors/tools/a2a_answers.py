@@ -188,8 +188,8 @@ def build_error_answers():
                 "error object ends the call with that error.", "jsonrpc", "SendStreamingMessage", None,
                 {"outcome": "error_reply", "error": {"code": -32004, "reason": "UNSUPPORTED_OPERATION"}},
                 envelope={"jsonrpc": "2.0", "id": "$request-id",
-                          "error": {"code": -32004, "message": "no", "data": [{**info, "reason": "UNSUPPORTED_OPERATION",
-                                                                                "metadata": {}}]}})
+                          "error": {"code": -32004, "message": "no",
+                                    "data": [{**info, "reason": "UNSUPPORTED_OPERATION", "metadata": {}}]}})
     answer_case("GetTask/answer/rest/error-not-json", r_err, "An HTTP 500 whose body is not JSON resolves the call "
                 "with an error carrying that status.", "rest", "GetTask", None,
                 {"outcome": "error_reply", "http_status": 500}, status=500, text="upstream failed")

@@ -78,7 +78,9 @@ def build_flows():
                          "starts with the Task, then its updates; historyLength 0 omits the history; CancelTask "
                          "cancels a running task, whose stream ends with the CANCELED update, and refuses a "
                          "terminal one (TaskNotCancelable); a message to a terminal task is UnsupportedOperation "
-                         "and an unknown task is TaskNotFound.")
+                         "and an unknown task (named by GetTask, CancelTask or a message) is TaskNotFound; "
+                         "GetExtendedAgentCard on an agent that does not declare the capability is "
+                         "UnsupportedOperation.")
     flow("send-get-stream-cancel", r_life, "Send (echo) -> get (with and without history) -> cancel refused "
          "-> stream (wait) -> cancel, on one server.", [
         send("m-1", "echo hello", ok({"task": task("${t1}", "TASK_STATE_COMPLETED", contextId="${c1}",
@@ -101,6 +103,8 @@ def build_flows():
         send("m-3", "echo again", err("UNSUPPORTED_OPERATION"), taskId="${t1}"),
         call("GetTask", {"id": "no-such-task"}, err("TASK_NOT_FOUND")),
         call("CancelTask", {"id": "no-such-task"}, err("TASK_NOT_FOUND")),
+        send("m-4", "echo hello", err("TASK_NOT_FOUND"), taskId="no-such-task"),
+        call("GetExtendedAgentCard", {}, err("UNSUPPORTED_OPERATION")),
     ])
     r_stream = requirement("a2a.v1.flow.stream-states", NOTES + " sections 3.1.2 and 11.7 (a task stream starts "
                            "with the Task and closes at a terminal or interrupted state)",
@@ -215,7 +219,8 @@ def build_flows():
          "INPUT_REQUIRED; a follow-up naming another context is refused, one naming only the task completes it.", [
         send("m-1", "wait", ok({"task": task("${t}", ACTIVE)}), configuration={"returnImmediately": True}),
         call("CancelTask", {"id": "${t}"}, ok(task("${t}", "TASK_STATE_CANCELED"))),
-        send("m-2", "ask", ok({"task": task("${q}", "TASK_STATE_INPUT_REQUIRED", contextId="${qc}")})),
+        send("m-2", "ask", ok({"task": task("${q}", "TASK_STATE_INPUT_REQUIRED", contextId="${qc}",
+                                             history="$absent")}), configuration={"historyLength": 0}),
         call("GetTask", {"id": "${q}"}, ok(task("${q}", "TASK_STATE_INPUT_REQUIRED"))),
         send("m-3", "echo hello", {"error": {"reason": ANY, **P}}, taskId="${q}", contextId="another-context"),
         send("m-4", "echo hello", ok({"task": task("${q}", "TASK_STATE_COMPLETED", contextId="${qc}",
