@@ -39,7 +39,7 @@ OUTCOMES = {
         "error_reply": ({"outcome"}, {"error", "http_status"}),
     },
 }
-ERROR_MEMBERS = {"code", "status", "reason", "path", "kind"}
+ERROR_MEMBERS = {"code", "status", "reason", "path", "kind", "expected", "found"}
 STEP_MEMBERS = {
     "call": ({"operation", "params", "expect"}, set()),
     "open": ({"stream", "operation", "params"}, {"last_event_id"}),
@@ -81,6 +81,8 @@ def check_error(cid: str, e: dict, binding: str, direction: str) -> None:
     if not isinstance(err, dict) or not err or set(err) - ERROR_MEMBERS:
         bad(cid, f"expect.error holds some of {sorted(ERROR_MEMBERS)}")
         return
+    if ("expected" in err) != ("found" in err) or ("expected" in err and "kind" not in err):
+        bad(cid, "`expected` and `found` come together, with the `kind` of the decode failure")
     if "kind" in err and err["kind"] not in KINDS:
         bad(cid, f"unknown decode kind {err['kind']!r}")
     if "path" in err and not str(err["path"]).startswith("$"):

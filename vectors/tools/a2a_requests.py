@@ -562,6 +562,44 @@ def build_versions():
         expect=rpc_refused(-32009, "VERSION_NOT_SUPPORTED"))
 
 
+# The words of a decode failure (ErrorInfo.metadata `expected` and `found`; wording in
+# vectors/README.md, "Error texts"), stated by one case of each kind at least.
+INT32 = "an integer from -2147483648 to 2147483647, or a string holding one"
+STATES = ", ".join(f'"TASK_STATE_{s}"' for s in ("SUBMITTED", "WORKING", "COMPLETED", "FAILED", "CANCELED",
+                                                   "INPUT_REQUIRED", "REJECTED", "AUTH_REQUIRED"))
+ERROR_TEXTS = {
+    "GetTask/request/jsonrpc/missing-id": ('the field "id"', "an object without it"),
+    "GetTask/request/jsonrpc/wrong-type-id": ("a string", "the integer 7"),
+    "CancelTask/request/rest/wrong-type-metadata": ("an object", "an array"),
+    "CancelTask/request/jsonrpc/params-array": ("an object (CancelTaskRequest)", "an array"),
+    "ListTasks/request/jsonrpc/page-size-too-large": (INT32, "the integer 2147483648"),
+    "SendMessage/request/jsonrpc/history-length-fraction": (INT32, "the number 1.5"),
+    "ListTaskPushNotificationConfigs/request/jsonrpc/wrong-type-pageSize": (INT32, 'the string "five"'),
+    "ListTasks/request/jsonrpc/status-unknown": (f"one of {STATES}", 'the string "TASK_STATE_BOGUS"'),
+    "SendMessage/request/rest/role-unknown": ('one of "ROLE_USER", "ROLE_AGENT"', 'the string "ROLE_ROBOT"'),
+    "ListTasks/request/jsonrpc/status-zero": (
+        "one of " + ", ".join(f"{i} ({n.strip(chr(34))})" for i, n in enumerate(STATES.split(", "), 1)),
+        "the integer 0"),
+    "ListTasks/request/jsonrpc/timestamp-bad": ("an RFC 3339 date-time", 'the string "yesterday"'),
+    "SendMessage/request/jsonrpc/raw-not-base64": ("base64 text", 'the string "not base64!"'),
+    "SendMessage/request/rest/lone-surrogate": ("a string of valid Unicode", "an invalid escape"),
+    "SendMessage/request/jsonrpc/part-none": ('one of the fields "text", "raw", "url", "data"',
+                                             "an object without any of them"),
+    "SendMessage/request/rest/part-two": ('at most one of the fields "text" and "url"', "both"),
+    "SendMessage/request/jsonrpc/parts-empty": ("an array of at least 1 items", "an array of 0 items"),
+    "SendMessage/request/rest/repeated-message-id": ("each key once", 'the key "messageId" twice'),
+    "SendMessage/request/jsonrpc/message-id-number": ("a string", "the integer 5"),
+}
+
+
+def add_error_texts():
+    for cid, (expected, found) in ERROR_TEXTS.items():
+        err = CASES["a2a/v1/" + cid]["expect"]["error"]
+        assert "kind" in err, cid
+        err["expected"] = expected
+        err["found"] = found
+
+
 def build_requests():
     build_per_operation()
     build_send_message()
@@ -569,3 +607,4 @@ def build_requests():
     build_list_tasks()
     build_envelope_and_routes()
     build_versions()
+    add_error_texts()

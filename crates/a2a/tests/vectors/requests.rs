@@ -103,6 +103,8 @@ fn refusal(binding: &str, body: &Value) -> Value {
     out.insert("reason".into(), info["reason"].clone());
     out.insert("path".into(), meta["path"].clone());
     out.insert("kind".into(), meta["kind"].clone());
+    out.insert("expected".into(), meta["expected"].clone());
+    out.insert("found".into(), meta["found"].clone());
     if binding == "jsonrpc" {
         out.insert("code".into(), err["code"].clone());
     } else {
