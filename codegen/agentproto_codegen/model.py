@@ -31,11 +31,16 @@ version such as ACP v2).  One model holds a version's whole unstable superset;
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
+from dataclasses import fields as dataclass_fields
 from typing import Any, Literal, Union as U
 
 # The dump format's version: bump it when a reader of the dump would misread the new one.
 MODEL_FORMAT = 1
+
+# Keys of the dump that only a model read from a proto fills (field, member and enum
+# value numbers), written only when set.
+PROTO_ONLY = frozenset({"number", "numbers"})
 
 Stability = Literal["stable", "unstable", "draft"]
 
@@ -123,6 +128,7 @@ class Field:
     aliases: list[str] = field(default_factory=list)  # other keys accepted on input (proto names)
     omit_default: bool = False  # not written when it holds its default (proto3 implicit presence)
     stability: Stability = "stable"
+    number: int | None = None  # the proto field number (A2A; absent from the dump when None)
 
 
 @dataclass
@@ -132,6 +138,7 @@ class Variant:
     payload: TypeRef | None  # None: the variant has no body beyond its tag
     doc: str = ""
     stability: Stability = "stable"
+    number: int | None = None  # a keyed union's member: its proto field number (A2A)
 
 
 @dataclass
@@ -189,6 +196,7 @@ class Enum:
     strip_prefix: str = ""  # dropped from values to name variants (proto's `TASK_STATE_`)
     value_stability: list[Stability] = field(default_factory=list)  # one per value (empty: all as the enum)
     stability: Stability = "stable"
+    numbers: list[int] = field(default_factory=list)  # the proto number of each value (A2A; empty otherwise)
 
 
 @dataclass
@@ -433,7 +441,10 @@ class Spec:
 
         def conv(o: Any) -> Any:
             if hasattr(o, "__dataclass_fields__"):
-                return {k: conv(v) for k, v in asdict(o).items()}
+                # Proto numbers exist only in a model read from a proto: left out
+                # where unset, so that a schema-read model dumps as it always did.
+                pairs = ((f.name, getattr(o, f.name)) for f in dataclass_fields(o))
+                return {k: conv(v) for k, v in pairs if not (k in PROTO_ONLY and v in (None, []))}
             if isinstance(o, dict):
                 return {k: conv(v) for k, v in o.items()}
             if isinstance(o, list):

@@ -20,7 +20,10 @@ loudly so that a new upstream construct is noticed, not skipped.  The mapping:
 * ``bytes`` is base64, ``google.protobuf.Timestamp`` an RFC 3339 string,
   ``google.protobuf.Struct`` a JSON object, ``google.protobuf.Value`` any JSON value,
   ``google.protobuf.Empty`` an empty object;
-* the service's rpcs and their ``google.api.http`` rules become the operation table.
+* the service's rpcs and their ``google.api.http`` rules become the operation table;
+* every field, oneof member and enum value keeps its proto number (``Field.number``,
+  ``Variant.number``, ``Enum.numbers``), which the protobuf codec emitter
+  (``rust_a2a_proto.py``) reads.
 """
 
 from __future__ import annotations
@@ -174,6 +177,7 @@ class RawField:
     map_value: str | None
     behaviors: list[str]
     doc: str
+    number: int  # the field number (the protobuf wire form's tag)
 
 
 def read_proto(path: str, source_file: str, sha256: str, rules: dict[str, Any]) -> Spec:
@@ -242,7 +246,7 @@ def read_proto(path: str, source_file: str, sha256: str, rules: dict[str, Any]) 
             t = ArrayRef(base)
         else:
             t = base
-        fld = Field(wire=wire, type=t, required=required, doc=f.doc, aliases=aliases)
+        fld = Field(wire=wire, type=t, required=required, doc=f.doc, aliases=aliases, number=f.number)
         if in_oneof:
             return fld
         if f.label in ("repeated", "map"):
@@ -272,10 +276,12 @@ def read_proto(path: str, source_file: str, sha256: str, rules: dict[str, Any]) 
         legal = [v for v, _ in values if not v.endswith("_UNSPECIFIED")]
         vdocs = [d for v, d in values if not v.endswith("_UNSPECIFIED")]
         prefix = values[0][0].removesuffix("UNSPECIFIED") if values and values[0][0].endswith("_UNSPECIFIED") else ""
-        decls[name] = Enum(name=name, values=legal, doc=doc, value_docs=vdocs, strip_prefix=prefix)
+        # read_enum checked the numbering: the legal values are 1..n, in order.
+        numbers = list(range(1, len(legal) + 1))
+        decls[name] = Enum(name=name, values=legal, doc=doc, value_docs=vdocs, strip_prefix=prefix, numbers=numbers)
     for name, (doc, fields, oneofs) in messages.items():
         def keyed(union_name: str, members: list[RawField], udoc: str) -> Union:
-            variants = [Variant(name=camel_ident(m.name), tag=lower_camel(m.name), payload=member_ref(name, m), doc=m.doc) for m in members]
+            variants = [Variant(name=camel_ident(m.name), tag=lower_camel(m.name), payload=member_ref(name, m), doc=m.doc, number=m.number) for m in members]
             aliases = {lower_camel(m.name): m.name for m in members if m.name != lower_camel(m.name)}
             return Union(name=union_name, strategy="keyed", variants=variants, doc=udoc, aliases=aliases, on_unknown="error")
 
@@ -361,10 +367,10 @@ def read_field(p: Parser) -> RawField:
         type_name = p.next().text
     name = p.next().text
     p.expect("=")
-    p.next()  # field number
+    number = int(p.next().text)
     behaviors = p.options()
     p.expect(";")
-    return RawField(name=name, type=type_name, label=label, map_value=map_value, behaviors=behaviors, doc=doc)
+    return RawField(name=name, type=type_name, label=label, map_value=map_value, behaviors=behaviors, doc=doc, number=number)
 
 
 def read_message(p: Parser) -> tuple[str, list[RawField], list[tuple[str, list[RawField], str]]]:

@@ -4,3 +4,5 @@
 pub mod errors;
 pub mod v03;
 pub mod v1;
+#[cfg(all(feature = "grpc", any(feature = "client", feature = "server")))]
+pub mod v1_proto;

@@ -18,6 +18,7 @@
 pub(crate) mod client;
 #[cfg(feature = "server")]
 pub(crate) mod server;
+pub mod wire;
 
 #[cfg(feature = "server")]
 pub use server::GrpcService;
@@ -321,6 +322,9 @@ pub(crate) fn error_of(status: &Status) -> (A2aError, bool) {
     }
     (e, info.is_some())
 }
+
+#[cfg(test)]
+mod codec_tests;
 
 #[cfg(test)]
 mod tests {
