@@ -31,6 +31,36 @@ CARD = {
     "skills": [{"id": "echo", "name": "Echo", "description": "Echoes", "tags": ["echo"]}],
 }
 
+CARD_FULL = {
+    "name": "Echo", "description": "Echoes text",
+    "supportedInterfaces": [
+        {"url": "https://example.com/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+        {"url": "https://example.com/a2a/rest", "protocolBinding": "HTTP+JSON", "tenant": "acme",
+         "protocolVersion": "1.0"}],
+    "provider": {"url": "https://example.com", "organization": "Example"},
+    "version": "1.0.0", "documentationUrl": "https://example.com/docs",
+    "capabilities": {"streaming": True, "pushNotifications": False,
+                     "extensions": [{"uri": "https://example.com/ext", "description": "an extension",
+                                     "required": False, "params": {"level": 2}}],
+                     "extendedAgentCard": True},
+    "securitySchemes": {
+        "key": {"apiKeySecurityScheme": {"description": "a key", "location": "header", "name": "X-API-Key"}},
+        "bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer", "bearerFormat": "JWT"}},
+        "oauth": {"oauth2SecurityScheme": {"flows": {"clientCredentials": {
+            "tokenUrl": "https://example.com/token", "scopes": {"read": "read tasks"}}},
+            "oauth2MetadataUrl": "https://example.com/.well-known/oauth-authorization-server"}},
+        "oidc": {"openIdConnectSecurityScheme": {"openIdConnectUrl": "https://example.com/.well-known/openid"}},
+        "mtls": {"mtlsSecurityScheme": {"description": "client certificates"}},
+    },
+    "securityRequirements": [{"schemes": {"bearer": {"list": []}, "oauth": {"list": ["read"]}}}],
+    "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain", "application/json"],
+    "skills": [{"id": "echo", "name": "Echo", "description": "Echoes", "tags": ["echo"], "examples": ["hello"],
+                "inputModes": ["text/plain"], "outputModes": ["text/plain"],
+                "securityRequirements": [{"schemes": {"key": {"list": []}}}]}],
+    "signatures": [{"protected": "eyJhbGciOiJFUzI1NiJ9", "signature": "c2ln", "header": {"kid": "k1"}}],
+    "iconUrl": "https://example.com/icon.png",
+}
+
 # Per operation: valid results (name, value, what) and invalid ones (name, value, path
 # from the result, kind, what).
 VALID = {
@@ -60,7 +90,8 @@ VALID = {
     "GetTaskPushNotificationConfig": [("min", {"url": "https://example.com/hook"}, "a config with only a url")],
     "ListTaskPushNotificationConfigs": [("empty", {}, "no configs"),
                                         ("page", {"configs": [PUSH_CFG], "nextPageToken": "n"}, "one config")],
-    "GetExtendedAgentCard": [("card", CARD, "an agent card")],
+    "GetExtendedAgentCard": [("card", CARD, "an agent card"),
+                             ("card-full", CARD_FULL, "an agent card with every member and each security scheme")],
     "DeleteTaskPushNotificationConfig": [("empty", {}, "the empty message")],
 }
 
@@ -98,8 +129,13 @@ INVALID = {
     "GetTaskPushNotificationConfig": [("url-number", {"url": 5}, "$.url", "wrong-type", "a numeric `url`")],
     "ListTaskPushNotificationConfigs": [("config-without-url", {"configs": [{"id": "c"}]}, "$.configs[0]",
                                          "missing-field", "a config without `url`")],
-    "GetExtendedAgentCard": [("without-name", {k: v for k, v in CARD.items() if k != "name"}, "$", "missing-field",
-                              "a card without `name`")],
+    "GetExtendedAgentCard": [
+        ("without-name", {k: v for k, v in CARD.items() if k != "name"}, "$", "missing-field",
+         "a card without `name`"),
+        ("security-scheme-none", {**CARD, "securitySchemes": {"x": {}}}, "$.securitySchemes.x", "missing-one-of",
+         "a security scheme of no known kind"),
+        ("skills-empty", {**CARD, "skills": []}, "$.skills", "too-short", "an empty `skills` list"),
+    ],
     "DeleteTaskPushNotificationConfig": [],
 }
 
