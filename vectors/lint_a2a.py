@@ -173,6 +173,14 @@ def check_case(cid: str, c: dict, reqs: dict, golden: bytes | None) -> None:
                 bad(cid, "the golden file differs from the reference encoder's bytes")
         except NotValid as ex:
             bad(cid, f"the decoded value is not valid: {ex}")
+        # what the reference reader makes of a JSON-RPC request's params must be the expectation
+        if e["outcome"] == "dispatched" and c["binding"] == "jsonrpc" and isinstance(c.get("input"), dict):
+            params = c["input"].get("params")
+            try:
+                if normalize(e["type"], {} if params is None else params) != value:
+                    bad(cid, "the reference reader decodes the input's params to another value than `params`")
+            except NotValid as ex:
+                bad(cid, f"the reference reader refuses the input's params: {ex}")
     elif golden is not None:
         bad(cid, "a golden file belongs only beside a case whose message decodes")
     if "error" in e:
