@@ -105,6 +105,21 @@ def read_slots(env, path: Path) -> dict[str, int]:
     return values
 
 
+def context_switches(pid: int) -> int:
+    """Voluntary and involuntary context switches of every live thread of `pid` (threads that
+    ended since are not in /proc any more: an undercount if a server's threads come and go)."""
+    total = 0
+    for status in Path(f"/proc/{pid}/task").glob("*/status"):
+        try:
+            text = status.read_text()
+        except OSError:  # the thread ended while we read
+            continue
+        for line in text.splitlines():
+            if line.startswith(("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")):
+                total += int(line.split()[1])
+    return total
+
+
 def callgrind_total(env, path: Path) -> int:
     """The instruction total of one callgrind dump (its `totals:` line, else `summary:`)."""
     found = {}
@@ -214,10 +229,10 @@ def allocations(env, start, spec: dict, client: list[str], expect: list[str], pl
             argv = _client_argv(client, spec, server.port, req, warm, count, _expect(spec, expect))
 
             def snap() -> dict[str, int]:
-                return read_slots(env, counts)
+                return read_slots(env, counts) | {"switches": context_switches(server.pid)}
 
             line, before, after = window(env, argv, snap, snap, count)
-            d = {k: after[k] - before[k] for k in SLOTS if k != "magic"}
+            d = {k: after[k] - before[k] for k in (*SLOTS, "switches") if k != "magic"}
             allocs = d["malloc"] + d["calloc"] + d["aligned"] + d["realloc_null"]
             # Every A2A server allocates for a request; none seen means the counter is not in the
             # allocation path (a static binary, a custom global allocator), not a free server.
@@ -232,6 +247,9 @@ def allocations(env, start, spec: dict, client: list[str], expect: list[str], pl
                 "per_request": allocs / count,
                 "reallocs_per_request": (d["realloc"] - d["realloc_null"]) / count,
                 "bytes_per_request": d["bytes"] / count,
+                # Not an allocation: the server's context switches in the same window (its
+                # threads handing work to each other and waiting for the network).
+                "context_switches_per_request": d["switches"] / count,
                 "p50_ns": line["p50_ns"],
             }
         if server.exited():

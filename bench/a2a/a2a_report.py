@@ -438,6 +438,9 @@ def counts_table(r, a2a: dict, order: list[str], ids: dict) -> dict | None:
                 vs(allocs, hyper_a),
                 f"{floor_allocs['reallocs_per_request']:.1f}" if floor_allocs else "—",
                 f"{floor_allocs['bytes_per_request']:,.0f}" if floor_allocs else "—",
+                f"{floor_allocs['context_switches_per_request']:.2f}"
+                if "context_switches_per_request" in floor_allocs
+                else "—",
                 r.fmt_time(cpu) if cpu else "—",
                 r.fmt_time(p50) if p50 else "—",
                 per(sid, "instructions", "stream"),
@@ -464,7 +467,10 @@ def counts_table(r, a2a: dict, order: list[str], ids: dict) -> dict | None:
             "the C allocator (malloc, calloc, the aligned family, realloc of nothing) counted by an LD_PRELOAD "
             f"library (bench/a2a/counts/alloc_count.c; {plan['alloc_warmup']} warm-up, {plan['alloc_count']} "
             "counted); reallocs: growing or shrinking an existing block; bytes: requested by the allocating "
-            "calls and reallocs. Every Rust row allocates through the C allocator (Rust's System allocator); "
+            "calls and reallocs. Context switches (voluntary and involuntary, all live threads, from "
+            "/proc/<pid>/task/*/status, in the allocation window): how often the server's threads hand work "
+            "to each other or wait, which instructions do not show. Every Rust row allocates through the C "
+            "allocator (Rust's System allocator); "
             "the Python rows run with PYTHONMALLOC=malloc for this count so that every object is seen. The "
             "PostgreSQL rows count the server process only, not PostgreSQL's backends. Beside them, the time "
             "figures of the same run: CPU per request from the CPU probe and the floor request's p50. The "
@@ -472,7 +478,8 @@ def counts_table(r, a2a: dict, order: list[str], ids: dict) -> dict | None:
         ),
         "header": [
             "server", "instructions / floor request", "vs hyper floor", "allocations / floor request",
-            "vs hyper floor", "reallocs / request", "bytes allocated / request", "CPU / request (probe)",
+            "vs hyper floor", "reallocs / request", "bytes allocated / request", "context switches / request",
+            "CPU / request (probe)",
             "floor request p50", "instructions / stream", "allocations / stream",
         ],
         "rows": rows,
