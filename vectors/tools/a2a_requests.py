@@ -460,8 +460,9 @@ def build_envelope_and_routes():
         "is dispatched.", direction=C2S, binding="jsonrpc", operation="GetTask", http=rpc_http(),
         input=rpc_body("GetTask", {"id": "t-1"}, id=None), expect=dispatched("GetTask", {"id": "t-1"}))
     r_note = requirement("a2a.v1.jsonrpc.notification", "spec: JSON-RPC 2.0 section 4.1 (a notification is "
-                         "not answered)", "A JSON-RPC request without `id` is a notification: it is processed "
-                         "and never answered (HTTP 204 with no body).")
+                         "not answered); sdk: HTTP 204 is agentproto's status for the empty answer (A2A defines none)",
+                         "A JSON-RPC request without `id` is a notification: it is processed and never answered "
+                         "(HTTP 204 with no body).")
     add("envelope/jsonrpc/notification", r_note, "GetTask sent as a notification (no id) is processed and answered "
         "HTTP 204 without a body.", direction=C2S, binding="jsonrpc", operation="GetTask", http=rpc_http(),
         input={"jsonrpc": "2.0", "method": "GetTask", "params": {"id": "t-1"}},
