@@ -77,7 +77,7 @@ def build_flows():
                          "A blocking send returns the task once terminal; GetTask returns it; a streamed task "
                          "starts with the Task, then its updates; historyLength 0 omits the history; CancelTask "
                          "cancels a running task, whose stream ends with the CANCELED update, and refuses a "
-                         "terminal one (TaskNotCancelable); a message to a terminal task is UnsupportedOperation "
+                         "terminal one, canceled ones included (TaskNotCancelable); a message to a terminal task is UnsupportedOperation "
                          "and an unknown task (named by GetTask, CancelTask or a message) is TaskNotFound; "
                          "GetExtendedAgentCard on an agent that does not declare the capability is "
                          "UnsupportedOperation.")
@@ -100,6 +100,7 @@ def build_flows():
         {"events": {"stream": "s", "expect": [ev(status_update("${t2}", "TASK_STATE_CANCELED"))]}},
         {"ended": {"stream": "s"}},
         call("GetTask", {"id": "${t2}"}, ok(task("${t2}", "TASK_STATE_CANCELED"))),
+        call("CancelTask", {"id": "${t2}"}, err("TASK_NOT_CANCELABLE")),
         send("m-3", "echo again", err("UNSUPPORTED_OPERATION"), taskId="${t1}"),
         call("GetTask", {"id": "no-such-task"}, err("TASK_NOT_FOUND")),
         call("CancelTask", {"id": "no-such-task"}, err("TASK_NOT_FOUND")),
