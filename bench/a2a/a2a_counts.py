@@ -21,6 +21,9 @@ warm-up or the connection's opening and closing.
   allocator (every Rust row's) allocates through it. Python rows run with PYTHONMALLOC=malloc
   so that every object goes through it too (pymalloc would serve small ones unseen).
 
+With several replicas (the PostgreSQL pair), both counts are the first replica's: the one the
+client's sequential requests go to.
+
 Counts do not depend on the machine's load: one run per server is enough, and quick runs
 give the same figures as full ones up to the servers' own variation (hash seeds, timers).
 """
@@ -228,8 +231,8 @@ def allocations(env, start, spec: dict, client: list[str], expect: list[str], pl
         for wid, req in _workloads(spec):
             argv = _client_argv(client, spec, server.port, req, warm, count, _expect(spec, expect))
 
-            def snap() -> dict[str, int]:
-                return read_slots(env, counts) | {"switches": context_switches(server.pid)}
+            def snap() -> dict[str, int]:  # the first replica's: the one the client talks to
+                return read_slots(env, Path(f"{counts}.{server.pid}")) | {"switches": context_switches(server.pid)}
 
             line, before, after = window(env, argv, snap, snap, count)
             d = {k: after[k] - before[k] for k in (*SLOTS, "switches") if k != "magic"}
@@ -263,7 +266,7 @@ def allocations(env, start, spec: dict, client: list[str], expect: list[str], pl
 def instructions(env, start, spec: dict, client: list[str], expect: list[str], plan: dict) -> dict:
     """User-space instructions per request, per workload, on one fresh server under callgrind."""
     dumps = Path(tempfile.mkdtemp(prefix="agentproto-bench-callgrind-"))
-    prefix = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={dumps}/cg", "--dump-instr=no"]
+    prefix = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={dumps}/cg.%p", "--dump-instr=no"]
     prefix += ["--vgdb=yes", "--log-file=" + str(dumps / "valgrind.log")]
     server = start(spec, wrap=prefix, start_timeout=START_TIMEOUT)
     out = {}
@@ -275,10 +278,10 @@ def instructions(env, start, spec: dict, client: list[str], expect: list[str], p
             if run.returncode != 0 or "OK" not in run.stdout:
                 raise env.Failure(f"callgrind_control {flag} {pid} ({spec['id']}): {run.stdout} {run.stderr}")
 
-        def dump() -> Path:
-            before = set(dumps.glob("cg.*"))
+        def dump() -> Path:  # callgrind names each dump cg.<pid>.<n>
+            before = set(dumps.glob(f"cg.{pid}.*"))
             control("-d")
-            new = sorted(set(dumps.glob("cg.*")) - before, key=lambda p: int(p.suffix[1:]))
+            new = sorted(set(dumps.glob(f"cg.{pid}.*")) - before, key=lambda p: int(p.suffix[1:]))
             if not new:
                 raise env.Failure(f"callgrind wrote no dump for {spec['id']}")
             return new[-1]

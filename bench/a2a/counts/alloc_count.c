@@ -7,8 +7,9 @@
  * allocates through these functions; so does CPython's for objects pymalloc does not serve
  * (run Python with PYTHONMALLOC=malloc to send every object through them).
  *
- * The counts live in a shared file named by BENCH_ALLOC_COUNTS (created if missing), eight
- * little-endian u64 slots updated with relaxed atomic adds:
+ * The counts live in a shared file, BENCH_ALLOC_COUNTS's value followed by `.` and the process id
+ * (created if missing; one file per process, so that replicas started with the same environment
+ * keep apart), eight little-endian u64 slots updated with relaxed atomic adds:
  *   0 malloc calls, 1 calloc calls, 2 realloc calls, 3 aligned calls (posix_memalign,
  *   aligned_alloc, memalign, valloc, pvalloc), 4 free calls of non-null pointers,
  *   5 bytes requested by the allocating calls (realloc: its new size), 6 realloc(NULL, n)
@@ -22,6 +23,7 @@
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -42,8 +44,11 @@ static inline void add(int slot, uint64_t n) {
 }
 
 __attribute__((constructor)) static void map_counts(void) {
-    const char *path = getenv("BENCH_ALLOC_COUNTS");
-    if (path == NULL || *path == '\0') return;
+    const char *base = getenv("BENCH_ALLOC_COUNTS");
+    if (base == NULL || *base == '\0') return;
+    char path[4096];
+    int n = snprintf(path, sizeof path, "%s.%ld", base, (long)getpid());
+    if (n < 0 || (size_t)n >= sizeof path) return;
     int fd = open(path, O_RDWR | O_CREAT, 0600);
     if (fd < 0) return;
     if (ftruncate(fd, SLOTS * sizeof(uint64_t)) != 0) {
