@@ -91,15 +91,18 @@ codegen-check: ## Fail if generated code differs from what spec/ and codegen/ pr
 pins-check: ## Verify every file under spec/ against spec/PINNED.json
 	cd codegen && $(PYTHON) -m agentproto_codegen --pins-only
 
-vectors: ## Run the conformance vectors through the Rust receive path
+vectors: ## Run the conformance vectors through the Rust receive paths (ACP, then A2A)
 	$(CARGO) test -p agentproto-vector-runner
+	$(CARGO) test -p agentproto-a2a --test vectors
 
 vectors-lint: ## Check the vector files' format and check them against the schema
 	$(PYTHON) vectors/tools/author.py --check
+	$(PYTHON) vectors/tools/a2a_author.py --check
 	$(PYTHON) vectors/lint.py
 
-vectors-author: ## Rewrite the vector files from vectors/tools/author.py
+vectors-author: ## Rewrite the vector files from vectors/tools/author.py and a2a_author.py
 	$(PYTHON) vectors/tools/author.py
+	$(PYTHON) vectors/tools/a2a_author.py
 
 doc: ## Build the Rust API docs
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --no-deps --all-features

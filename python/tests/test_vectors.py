@@ -100,7 +100,7 @@ def load_cases() -> list[Case]:
     files = []
     for path in sorted(VECTORS.rglob("*.json")):
         rel = path.relative_to(VECTORS).parts
-        if len(rel) == 1 or rel[0] in ("baselines", "tools") or (len(rel) > 3 and rel[2] == "flows"):
+        if len(rel) == 1 or rel[0] in ("baselines", "tools", "a2a") or (len(rel) > 3 and rel[2] == "flows"):
             continue
         files.append(path)
     return [Case(p) for p in files]

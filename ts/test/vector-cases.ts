@@ -79,7 +79,7 @@ export function loadCases(): Case[] {
   const files = walk(VECTORS)
     .filter((path) => {
       const parts = relative(VECTORS, path).split(sep);
-      if (parts.length === 1 || parts[0] === "baselines" || parts[0] === "tools") return false;
+      if (parts.length === 1 || parts[0] === "baselines" || parts[0] === "tools" || parts[0] === "a2a") return false;
       return !(parts.length > 3 && parts[2] === "flows");
     })
     .sort();

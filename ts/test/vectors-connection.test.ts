@@ -55,7 +55,7 @@ function loadCases(): Case[] {
   const out: Case[] = [];
   for (const file of walk(VECTORS).sort()) {
     const parts = relative(VECTORS, file).split(sep);
-    if (parts.length === 1 || parts[0] === "baselines" || parts[0] === "tools") continue;
+    if (parts.length === 1 || parts[0] === "baselines" || parts[0] === "tools" || parts[0] === "a2a") continue;
     if (parts.length > 3 && parts[2] === "flows") continue;
     const data = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
     let bytes: Buffer;

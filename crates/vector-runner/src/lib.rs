@@ -88,8 +88,10 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) -> std::io::Result<
         let path = entry?.path();
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if path.is_dir() {
-            // Not cases: the runners' baselines and authoring tools, and the flows.
-            let skipped = (depth == 0 && (name == "baselines" || name == "tools")) || (depth == 2 && name == "flows");
+            // Not cases: the runners' baselines and authoring tools, the flows, and the A2A
+            // vectors (their own format, run by crates/a2a/tests/vectors.rs).
+            let skipped = (depth == 0 && (name == "baselines" || name == "tools" || name == "a2a"))
+                || (depth == 2 && name == "flows");
             if !skipped {
                 collect(&path, out, depth + 1)?;
             }

@@ -45,7 +45,7 @@ function vectorLines(): Line[] {
   const out: Line[] = [];
   for (const path of walk(VECTORS)) {
     const parts = relative(VECTORS, path).split(sep);
-    if (parts.length === 1 || parts[0] === "baselines" || parts[0] === "tools" || parts[2] === "flows") continue;
+    if (parts.length === 1 || parts[0] === "baselines" || parts[0] === "tools" || parts[0] === "a2a" || parts[2] === "flows") continue;
     const text = readFileSync(path, "utf8");
     const data = JSON.parse(text) as { direction: string; input_text?: string; pending?: Record<string, string> };
     const input = (parse(text) as JObject).members.find((m) => m.key === "input");
