@@ -275,6 +275,19 @@ class ProtoEmitter:
     def emit_union(self, u: Union) -> None:
         lens, puts = self.choice_arms(u, "self")
         self.emit_impl(u.name, lens, puts, lambda: self.emit_union_decode(u))
+        # Each member on its own, for a value held apart from the union (a shared task
+        # answered as `SendMessageResponse.task`), so it need not be moved into one.
+        for v in u.variants:
+            assert v.payload is not None and v.number is not None
+            fn = f"encode_{snake(u.name)}_{snake(v.name)}"
+            self.w(f"/// The bytes of a `{u.name}` whose `{v.tag}` is `v`.")
+            self.w(f"pub fn {fn}(v: &{self.rtype(v.payload)}) -> Vec<u8> {{")
+            self.w(f"    let mut out = Vec::with_capacity({self.value_len(v.payload, v.number, 'v')});")
+            self.w("    let buf = &mut out;")
+            self.w(f"    {self.value_put(v.payload, v.number, 'v')}")
+            self.w("    out")
+            self.w("}")
+            self.w()
 
     def emit_impl(self, name: str, lens: list[str], puts: list[str], decode: Callable[[], None]) -> None:
         w = self.w
@@ -439,6 +452,17 @@ class ProtoEmitter:
         for m in ops:
             w(f"        Operation::{m.wire} => Request::{m.wire}(<{m.params} as Proto>::decode(buf, root)?),")
         w("    })")
+        w("}")
+        w()
+        w("/// Decodes the answer of `op` (an item of its stream, for a streaming one) from its")
+        w("/// protobuf bytes and gives its ProtoJSON (the client's gRPC transport hands the")
+        w("/// client the same text the HTTP bindings do).")
+        w("pub fn response_to_json(op: Operation, buf: &[u8], root: &'static str) -> Result<Vec<u8>, DecodeError> {")
+        w("    let encoded = match op {")
+        for m in ops:
+            w(f"        Operation::{m.wire} => serde_json::to_vec(&<{m.result} as Proto>::decode(buf, root)?),")
+        w("    };")
+        w("    encoded.map_err(|e| DecodeError::new(root, agentproto_codec::DecodeErrorKind::NotEncodable, \"a value JSON can hold\", e.to_string()))")
         w("}")
         w()
         w("/// A request's protobuf bytes.")

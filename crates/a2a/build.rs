@@ -1,8 +1,9 @@
 //! With the `grpc` feature: compiles the pinned `spec/a2a/v1.0/a2a.proto` (and the
 //! `google/api` files it imports, vendored beside it; read through the `proto` link) into a binary
-//! `FileDescriptorSet` in `OUT_DIR`, which the gRPC binding loads to transcode between
-//! the protobuf wire form and ProtoJSON. `protox` is a protobuf compiler written in
-//! Rust, so no `protoc` binary is needed.
+//! `FileDescriptorSet` in `OUT_DIR`, which the gRPC binding's tests load into
+//! `prost-reflect` to check the generated protobuf codec against an independent
+//! implementation. `protox` is a protobuf compiler written in Rust, so no `protoc`
+//! binary is needed.
 
 fn main() {
     println!("cargo::rerun-if-changed=build.rs");

@@ -1855,6 +1855,46 @@ impl Proto for SecurityScheme {
     }
 }
 
+/// The bytes of a `SecurityScheme` whose `apiKeySecurityScheme` is `v`.
+pub fn encode_security_scheme_api_key_security_scheme(v: &APIKeySecurityScheme) -> Vec<u8> {
+    let mut out = Vec::with_capacity(wire::message_field(1, v));
+    let buf = &mut out;
+    wire::put_message(buf, 1, v);
+    out
+}
+
+/// The bytes of a `SecurityScheme` whose `httpAuthSecurityScheme` is `v`.
+pub fn encode_security_scheme_http_auth_security_scheme(v: &HTTPAuthSecurityScheme) -> Vec<u8> {
+    let mut out = Vec::with_capacity(wire::message_field(2, v));
+    let buf = &mut out;
+    wire::put_message(buf, 2, v);
+    out
+}
+
+/// The bytes of a `SecurityScheme` whose `oauth2SecurityScheme` is `v`.
+pub fn encode_security_scheme_oauth2_security_scheme(v: &OAuth2SecurityScheme) -> Vec<u8> {
+    let mut out = Vec::with_capacity(wire::message_field(3, v));
+    let buf = &mut out;
+    wire::put_message(buf, 3, v);
+    out
+}
+
+/// The bytes of a `SecurityScheme` whose `openIdConnectSecurityScheme` is `v`.
+pub fn encode_security_scheme_open_id_connect_security_scheme(v: &OpenIdConnectSecurityScheme) -> Vec<u8> {
+    let mut out = Vec::with_capacity(wire::message_field(4, v));
+    let buf = &mut out;
+    wire::put_message(buf, 4, v);
+    out
+}
+
+/// The bytes of a `SecurityScheme` whose `mtlsSecurityScheme` is `v`.
+pub fn encode_security_scheme_mtls_security_scheme(v: &MutualTlsSecurityScheme) -> Vec<u8> {
+    let mut out = Vec::with_capacity(wire::message_field(5, v));
+    let buf = &mut out;
+    wire::put_message(buf, 5, v);
+    out
+}
+
 impl Proto for APIKeySecurityScheme {
     fn encoded_len(&self) -> usize {
         let mut n = 0;
@@ -2201,6 +2241,46 @@ impl Proto for OAuthFlows {
             }
         })
     }
+}
+
+/// The bytes of a `OAuthFlows` whose `authorizationCode` is `v`.
+pub fn encode_o_auth_flows_authorization_code(v: &AuthorizationCodeOAuthFlow) -> Vec<u8> {
+    let mut out = Vec::with_capacity(wire::message_field(1, v));
+    let buf = &mut out;
+    wire::put_message(buf, 1, v);
+    out
+}
+
+/// The bytes of a `OAuthFlows` whose `clientCredentials` is `v`.
+pub fn encode_o_auth_flows_client_credentials(v: &ClientCredentialsOAuthFlow) -> Vec<u8> {
+    let mut out = Vec::with_capacity(wire::message_field(2, v));
+    let buf = &mut out;
+    wire::put_message(buf, 2, v);
+    out
+}
+
+/// The bytes of a `OAuthFlows` whose `implicit` is `v`.
+pub fn encode_o_auth_flows_implicit(v: &ImplicitOAuthFlow) -> Vec<u8> {
+    let mut out = Vec::with_capacity(wire::message_field(3, v));
+    let buf = &mut out;
+    wire::put_message(buf, 3, v);
+    out
+}
+
+/// The bytes of a `OAuthFlows` whose `password` is `v`.
+pub fn encode_o_auth_flows_password(v: &PasswordOAuthFlow) -> Vec<u8> {
+    let mut out = Vec::with_capacity(wire::message_field(4, v));
+    let buf = &mut out;
+    wire::put_message(buf, 4, v);
+    out
+}
+
+/// The bytes of a `OAuthFlows` whose `deviceCode` is `v`.
+pub fn encode_o_auth_flows_device_code(v: &DeviceCodeOAuthFlow) -> Vec<u8> {
+    let mut out = Vec::with_capacity(wire::message_field(5, v));
+    let buf = &mut out;
+    wire::put_message(buf, 5, v);
+    out
 }
 
 impl Proto for AuthorizationCodeOAuthFlow {
@@ -3305,6 +3385,22 @@ impl Proto for SendMessageResponse {
     }
 }
 
+/// The bytes of a `SendMessageResponse` whose `task` is `v`.
+pub fn encode_send_message_response_task(v: &Task) -> Vec<u8> {
+    let mut out = Vec::with_capacity(wire::message_field(1, v));
+    let buf = &mut out;
+    wire::put_message(buf, 1, v);
+    out
+}
+
+/// The bytes of a `SendMessageResponse` whose `message` is `v`.
+pub fn encode_send_message_response_message(v: &Message) -> Vec<u8> {
+    let mut out = Vec::with_capacity(wire::message_field(2, v));
+    let buf = &mut out;
+    wire::put_message(buf, 2, v);
+    out
+}
+
 impl Proto for StreamResponse {
     fn encoded_len(&self) -> usize {
         let mut n = 0;
@@ -3365,6 +3461,38 @@ impl Proto for StreamResponse {
             _ => return Err(at.missing_one_of("\"task\", \"message\", \"statusUpdate\", \"artifactUpdate\"")),
         })
     }
+}
+
+/// The bytes of a `StreamResponse` whose `task` is `v`.
+pub fn encode_stream_response_task(v: &Task) -> Vec<u8> {
+    let mut out = Vec::with_capacity(wire::message_field(1, v));
+    let buf = &mut out;
+    wire::put_message(buf, 1, v);
+    out
+}
+
+/// The bytes of a `StreamResponse` whose `message` is `v`.
+pub fn encode_stream_response_message(v: &Message) -> Vec<u8> {
+    let mut out = Vec::with_capacity(wire::message_field(2, v));
+    let buf = &mut out;
+    wire::put_message(buf, 2, v);
+    out
+}
+
+/// The bytes of a `StreamResponse` whose `statusUpdate` is `v`.
+pub fn encode_stream_response_status_update(v: &TaskStatusUpdateEvent) -> Vec<u8> {
+    let mut out = Vec::with_capacity(wire::message_field(3, v));
+    let buf = &mut out;
+    wire::put_message(buf, 3, v);
+    out
+}
+
+/// The bytes of a `StreamResponse` whose `artifactUpdate` is `v`.
+pub fn encode_stream_response_artifact_update(v: &TaskArtifactUpdateEvent) -> Vec<u8> {
+    let mut out = Vec::with_capacity(wire::message_field(4, v));
+    let buf = &mut out;
+    wire::put_message(buf, 4, v);
+    out
 }
 
 impl Proto for ListTaskPushNotificationConfigsResponse {
@@ -3439,6 +3567,34 @@ pub fn decode_request(op: Operation, buf: &[u8], root: &'static str) -> Result<R
         Operation::DeleteTaskPushNotificationConfig => Request::DeleteTaskPushNotificationConfig(
             <DeleteTaskPushNotificationConfigRequest as Proto>::decode(buf, root)?,
         ),
+    })
+}
+
+/// Decodes the answer of `op` (an item of its stream, for a streaming one) from its
+/// protobuf bytes and gives its ProtoJSON (the client's gRPC transport hands the
+/// client the same text the HTTP bindings do).
+pub fn response_to_json(op: Operation, buf: &[u8], root: &'static str) -> Result<Vec<u8>, DecodeError> {
+    let encoded = match op {
+        Operation::SendMessage => serde_json::to_vec(&<SendMessageResponse as Proto>::decode(buf, root)?),
+        Operation::SendStreamingMessage => serde_json::to_vec(&<StreamResponse as Proto>::decode(buf, root)?),
+        Operation::GetTask => serde_json::to_vec(&<Task as Proto>::decode(buf, root)?),
+        Operation::ListTasks => serde_json::to_vec(&<ListTasksResponse as Proto>::decode(buf, root)?),
+        Operation::CancelTask => serde_json::to_vec(&<Task as Proto>::decode(buf, root)?),
+        Operation::SubscribeToTask => serde_json::to_vec(&<StreamResponse as Proto>::decode(buf, root)?),
+        Operation::CreateTaskPushNotificationConfig => {
+            serde_json::to_vec(&<TaskPushNotificationConfig as Proto>::decode(buf, root)?)
+        }
+        Operation::GetTaskPushNotificationConfig => {
+            serde_json::to_vec(&<TaskPushNotificationConfig as Proto>::decode(buf, root)?)
+        }
+        Operation::ListTaskPushNotificationConfigs => {
+            serde_json::to_vec(&<ListTaskPushNotificationConfigsResponse as Proto>::decode(buf, root)?)
+        }
+        Operation::GetExtendedAgentCard => serde_json::to_vec(&<AgentCard as Proto>::decode(buf, root)?),
+        Operation::DeleteTaskPushNotificationConfig => serde_json::to_vec(&<Empty as Proto>::decode(buf, root)?),
+    };
+    encoded.map_err(|e| {
+        DecodeError::new(root, agentproto_codec::DecodeErrorKind::NotEncodable, "a value JSON can hold", e.to_string())
     })
 }
 

@@ -1,6 +1,8 @@
-//! The client's gRPC transport: the operations as gRPC calls on a tonic channel, with
-//! ProtoJSON in and out (the [`Transcoder`]), so the client's typed API, its retries
-//! and its resumable streams are the same on every binding.
+//! The client's gRPC transport: the operations as gRPC calls on a tonic channel. The
+//! client hands it a request's ProtoJSON, which is checked by the generated decoder
+//! (nothing invalid goes out) and sent as protobuf by the generated codec; answers are
+//! decoded from protobuf the same way and handed back as ProtoJSON, so the client's
+//! typed API, its retries and its resumable streams are the same on every binding.
 //!
 //! What differs from the HTTP bindings: the channel is HTTP/2 without TLS for `http://`
 //! URLs and a bare `host:port` (the form agent cards give gRPC interfaces), TLS is not
@@ -16,10 +18,13 @@ use tonic::metadata::MetadataMap;
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Code, Status};
 
-use super::{path, Transcoder};
+use super::codec::ProtoCodec;
+use super::path;
 use crate::client::{ClientError, ClientOptions};
+use crate::errors::ErrorTable;
+use crate::generated::v1_proto::{encode_request, response_to_json};
 use crate::retry::{Failure, Repeat, RetryPolicy};
-use crate::v1::Operation;
+use crate::v1::{Operation, Request};
 
 /// The stream of ProtoJSON events of a streaming call.
 pub(crate) type Events = tonic::codec::Streaming<Vec<u8>>;
@@ -38,8 +43,25 @@ pub(crate) fn channel(url: &str, opts: &ClientOptions) -> Result<Channel, Client
         .connect_lazy())
 }
 
-fn request(json: Vec<u8>, headers: HeaderMap, timeout: Option<Duration>) -> tonic::Request<Vec<u8>> {
-    let mut req = tonic::Request::new(json);
+/// The protobuf bytes of the request of `op` whose ProtoJSON is `json`, checked on
+/// the way.
+fn encoded(op: Operation, json: &[u8]) -> Result<Vec<u8>, ClientError> {
+    let request = Request::decode(op, json, "$")
+        .map_err(|e| ClientError::InvalidRequest(format!("the {} request is not valid: {e}", op.name())))?;
+    Ok(encode_request(&request.value))
+}
+
+/// The client's reader of answers: their ProtoJSON.
+fn read_answer(op: Operation, bytes: &[u8]) -> Result<Vec<u8>, agentproto_codec::DecodeError> {
+    response_to_json(op, bytes, "$")
+}
+
+fn codec(op: Operation) -> ProtoCodec<Vec<u8>> {
+    ProtoCodec::new(op, read_answer, ErrorTable::default())
+}
+
+fn request(body: Vec<u8>, headers: HeaderMap, timeout: Option<Duration>) -> tonic::Request<Vec<u8>> {
+    let mut req = tonic::Request::new(body);
     *req.metadata_mut() = MetadataMap::from_headers(headers);
     if let Some(t) = timeout {
         req.set_timeout(t);
@@ -68,11 +90,12 @@ pub(crate) async fn unary(
     headers: HeaderMap,
     timeout: Option<Duration>,
 ) -> Result<Vec<u8>, ClientError> {
+    let body = encoded(op, &json)?;
     let mut attempt = 1;
     loop {
         let call = async {
             let mut grpc = ready(channel.clone()).await?;
-            grpc.unary(request(json.clone(), headers.clone(), timeout), method_path(op), Transcoder::client(op)).await
+            grpc.unary(request(body.clone(), headers.clone(), timeout), method_path(op), codec(op)).await
         };
         // `grpc-timeout` tells the server; the client enforces the bound itself.
         let outcome = match timeout {
@@ -100,8 +123,9 @@ pub(crate) async fn streaming(
     json: Vec<u8>,
     headers: HeaderMap,
 ) -> Result<Events, ClientError> {
+    let body = encoded(op, &json)?;
     let mut grpc = ready(channel).await.map_err(|s| error(&s))?;
-    grpc.server_streaming(request(json, headers, None), method_path(op), Transcoder::client(op))
+    grpc.server_streaming(request(body, headers, None), method_path(op), codec(op))
         .await
         .map(tonic::Response::into_inner)
         .map_err(|s| error(&s))

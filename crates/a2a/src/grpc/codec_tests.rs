@@ -12,8 +12,8 @@ use prost_reflect::MessageDescriptor;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use super::reflect::{json_to_message, request_type, response_type, wire_to_json, DESCRIPTORS};
 use super::wire::Proto;
-use super::{json_to_message, request_type, response_type, wire_to_json, DESCRIPTORS};
 use crate::generated::v1_proto::{decode_request, encode_request};
 use crate::v1::*;
 

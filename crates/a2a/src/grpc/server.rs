@@ -2,12 +2,13 @@
 //! that tonic's transport serves (or any HTTP/2 server that speaks gRPC).
 //!
 //! Each call goes the way the other bindings' calls go: the request message is
-//! transcoded to ProtoJSON and decoded by the generated decoder (so a field that is
-//! wrong is named by its JSON path, as on JSON-RPC), the call context comes from the
+//! decoded from protobuf into the typed request by the generated codec (a field that
+//! is wrong is named by its JSON path and kind, as on JSON-RPC), the call context comes from the
 //! metadata (`authorization` and API keys through the server's authenticator,
 //! `a2a-version`, `a2a-extensions`, `idempotency-key`, `last-event-id`) and the tenant
-//! from the request's `tenant` field, then the binding-neutral core runs it. Answers
-//! are transcoded back; streams send one `StreamResponse` per event.
+//! from the request's `tenant` field, then the binding-neutral core runs it. Its typed
+//! answers are encoded as protobuf (a value a store holds only as ProtoJSON is decoded
+//! once first); streams send one `StreamResponse` per event.
 //!
 //! How a stream ends when the core cannot go on: an error is the stream's status; a
 //! reader too slow for the event buffer gets `ABORTED` and one whose resume point is
@@ -25,14 +26,23 @@ use futures::{Stream, StreamExt};
 use tonic::server::{Grpc, NamedService, ServerStreamingService, UnaryService};
 use tonic::{Request as GrpcRequest, Response as GrpcResponse, Status};
 
-use super::{operation_at, status, Transcoder};
+use agentproto_codec::DecodeError;
+
+use super::codec::{refusal, ProtoCodec};
+use super::wire::Proto;
+use super::{operation_at, status};
 use crate::errors::{A2aError, ErrorKind, ErrorTable};
 use crate::executor::AgentExecutor;
+use crate::generated::v1_proto::{
+    decode_request, encode_send_message_response_message, encode_send_message_response_task,
+};
 use crate::server::auth::Authenticator;
 use crate::server::call::{call_context_of, version, Binding, CallRules};
+use crate::server::core::Reply;
 use crate::server::core::{Answer, Core, StreamOut};
 use crate::server::http::HttpOptions;
 use crate::server::layers::Authentication;
+use crate::store::{Body, EventBody};
 use crate::v1::{Operation, Request};
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -116,12 +126,56 @@ where
         let call = Call { shared: Arc::clone(&self.shared), op };
         let limit = self.shared.max_message_bytes;
         Box::pin(async move {
-            let mut grpc = Grpc::new(Transcoder::server(op, table))
+            let mut grpc = Grpc::new(ProtoCodec::new(op, read_request, table))
                 .max_decoding_message_size(limit)
                 .max_encoding_message_size(usize::MAX);
             Ok(if op.streaming() { grpc.server_streaming(call, req).await } else { grpc.unary(call, req).await })
         })
     }
+}
+
+/// A request message as the codec read it: the typed request, or why it is not one
+/// (answered once the call's version is checked, in the order the other bindings
+/// check them).
+type Incoming = Result<Request, DecodeError>;
+
+/// The server's reader of request messages.
+fn read_request(op: Operation, bytes: &[u8]) -> Result<Incoming, DecodeError> {
+    Ok(decode_request(op, bytes, "$"))
+}
+
+/// A unary answer as protobuf.
+fn encode_reply(reply: &Reply) -> Result<Vec<u8>, A2aError> {
+    Ok(match reply {
+        Reply::SendTask(task) => encode_send_message_response_task(task),
+        Reply::SendMessage(message) => encode_send_message_response_message(message),
+        Reply::Task(body) => encode_body(body)?,
+        Reply::Tasks(r) => r.encode_to_vec(),
+        Reply::PushConfig(body) => encode_body(body)?,
+        Reply::PushConfigs(r) => r.encode_to_vec(),
+        Reply::Card(card) => card.encode_to_vec(),
+        Reply::Empty => Vec::new(),
+    })
+}
+
+/// A streamed event as protobuf.
+fn encode_event(body: &EventBody) -> Result<Vec<u8>, A2aError> {
+    encode_body(body)
+}
+
+/// A stored value as protobuf: encoded from the value when the body holds it, else
+/// decoded once from the ProtoJSON the store kept.
+fn encode_body<T>(body: &Body<T>) -> Result<Vec<u8>, A2aError>
+where
+    T: Proto + serde::Serialize + serde::de::DeserializeOwned + agentproto_codec::Wants,
+{
+    if let Some(value) = body.decoded() {
+        return Ok(value.encode_to_vec());
+    }
+    let bytes = body.bytes().map_err(A2aError::from)?;
+    let value = agentproto_codec::decode_slice::<T>(&bytes, "$")
+        .map_err(|e| A2aError::new(ErrorKind::Internal).with_message(format!("a stored value does not decode: {e}")))?;
+    Ok(value.value.encode_to_vec())
 }
 
 /// One call of one operation.
@@ -132,14 +186,14 @@ struct Call<E> {
 
 impl<E: AgentExecutor> Call<E> {
     /// Runs the call through the core; `Err` is the call's status.
-    async fn run(self, request: GrpcRequest<Vec<u8>>) -> Result<Answer, Status> {
+    async fn run(self, request: GrpcRequest<Incoming>) -> Result<Answer, Status> {
         let table = self.shared.table;
         let fail = |e: A2aError| status(&e, table);
-        let (metadata, extensions, json) = request.into_parts();
+        let (metadata, extensions, decoded) = request.into_parts();
         let headers = metadata.into_headers();
         // Always 1.0 or an error on this binding.
         version(&self.shared.calls, &headers, None, Binding::Grpc).map_err(fail)?;
-        let request = Request::decode(self.op, &json, "$").map_err(|e| fail(A2aError::invalid_params(&e)))?.value;
+        let request = decoded.map_err(|e| fail(refusal(&e)))?;
         let cx =
             call_context_of(&self.shared.calls, &headers, extensions.get::<Authentication>(), None, request.tenant())
                 .map_err(fail)?;
@@ -147,16 +201,16 @@ impl<E: AgentExecutor> Call<E> {
     }
 }
 
-impl<E: AgentExecutor> UnaryService<Vec<u8>> for Call<E> {
+impl<E: AgentExecutor> UnaryService<Incoming> for Call<E> {
     type Response = Vec<u8>;
     type Future = BoxFuture<Result<GrpcResponse<Vec<u8>>, Status>>;
 
-    fn call(&mut self, request: GrpcRequest<Vec<u8>>) -> Self::Future {
+    fn call(&mut self, request: GrpcRequest<Incoming>) -> Self::Future {
         let call = Call { shared: Arc::clone(&self.shared), op: self.op };
         Box::pin(async move {
             let table = call.shared.table;
             match call.run(request).await? {
-                Answer::Value(reply) => Ok(GrpcResponse::new(reply.to_json().map_err(|e| status(&e, table))?)),
+                Answer::Value(reply) => Ok(GrpcResponse::new(encode_reply(&reply).map_err(|e| status(&e, table))?)),
                 Answer::Stream(_) => Err(status(
                     &A2aError::new(ErrorKind::Internal).with_message("a unary operation was answered with a stream"),
                     table,
@@ -166,12 +220,12 @@ impl<E: AgentExecutor> UnaryService<Vec<u8>> for Call<E> {
     }
 }
 
-impl<E: AgentExecutor> ServerStreamingService<Vec<u8>> for Call<E> {
+impl<E: AgentExecutor> ServerStreamingService<Incoming> for Call<E> {
     type Response = Vec<u8>;
     type ResponseStream = Events;
     type Future = BoxFuture<Result<GrpcResponse<Events>, Status>>;
 
-    fn call(&mut self, request: GrpcRequest<Vec<u8>>) -> Self::Future {
+    fn call(&mut self, request: GrpcRequest<Incoming>) -> Self::Future {
         let call = Call { shared: Arc::clone(&self.shared), op: self.op };
         Box::pin(async move {
             let table = call.shared.table;
@@ -206,7 +260,7 @@ impl<E: AgentExecutor> ServerStreamingService<Vec<u8>> for Call<E> {
 /// One item of the core's stream as a message or as the status that ends the call.
 fn event(item: StreamOut, table: ErrorTable) -> Result<Vec<u8>, Status> {
     match item {
-        StreamOut::Event { body, .. } => body.bytes().map(Vec::from).map_err(|e| status(&A2aError::from(e), table)),
+        StreamOut::Event { body, .. } => encode_event(&body).map_err(|e| status(&e, table)),
         StreamOut::Gap { after, resumed_at } => Err(Status::data_loss(format!(
             "events after {after} up to {resumed_at} are no longer held; subscribe again for the task as it is now"
         ))),
