@@ -46,15 +46,21 @@ SHIM_SOURCE = HERE / "counts" / "alloc_count.c"
 # Per plan: warm-up and timed requests of each window (instructions under callgrind are slow:
 # about 50× the native time, so fewer).
 PLANS = {
-    "full": {"inst_warmup": 100, "inst_count": 500, "alloc_warmup": 500, "alloc_count": 3000},
-    "quick": {"inst_warmup": 50, "inst_count": 200, "alloc_warmup": 100, "alloc_count": 500},
-    "smoke": {"inst_warmup": 2, "inst_count": 3, "alloc_warmup": 2, "alloc_count": 3},
-}
+    "full": {"inst_warmup": 100, "inst_count": 500, "alloc_warmup": 500, "alloc_count": 3000,
+             "large_warmup": 2, "large_count": 10},
+    "quick": {"inst_warmup": 50, "inst_count": 200, "alloc_warmup": 100, "alloc_count": 500,
+              "large_warmup": 2, "large_count": 5},
+    "smoke": {"inst_warmup": 2, "inst_count": 3, "alloc_warmup": 2, "alloc_count": 3,
+              "large_warmup": 0, "large_count": 1},
+}  # fmt: skip
 # The Python rows cost about 10 M instructions a request, which callgrind runs at a few M/s:
 # at most this many there (their per-request figure needs no more to be steady).
 PYTHON_INST = {"inst_warmup": 20, "inst_count": 50}
 # The counted workloads: (id, client request). The floors answer only the floor request.
 WORKLOADS = (("floor-request", "floor"), ("stream", "stream"))
+# Allocations only (under callgrind it would take minutes a server), on every row: the 4 MiB
+# message, whose bytes allocated per request say how many times a server copies the text.
+LARGE = ("large", "large")
 # The shim's slots (alloc_count.c).
 SLOTS = ("malloc", "calloc", "realloc", "aligned", "free", "bytes", "realloc_null", "magic")
 MAGIC = 0xA110C0DE
@@ -227,8 +233,9 @@ def allocations(env, start, spec: dict, client: list[str], expect: list[str], pl
     server = start(spec, extra_env=extra)
     out = {}
     try:
-        warm, count = plan["alloc_warmup"], plan["alloc_count"]
-        for wid, req in _workloads(spec):
+        for wid, req in (*_workloads(spec), LARGE):
+            prefix = "large_" if wid == "large" else "alloc_"
+            warm, count = plan[prefix + "warmup"], plan[prefix + "count"]
             argv = _client_argv(client, spec, server.port, req, warm, count, _expect(spec, expect))
 
             def snap() -> dict[str, int]:  # the first replica's: the one the client talks to

@@ -11,6 +11,8 @@ OFFICIAL_RUST = "a2a-server-lf"
 # The Rust peers issue 30 sets speed goals against (floor request and stream p50 ≥ 2×, 50
 # concurrent sends ≥ 3×).
 RUST_PEERS = (COMMUNITY, OFFICIAL_RUST)
+# The 4 MiB message's text: 4 MiB less 4 KiB of `x` (the client's `large` request).
+LARGE_TEXT = (4 << 20) - 4096
 WORKLOAD_TITLES = {
     "floor-request": "SendMessage, seed 004's floor request (181-byte body, `hello`, EchoExecutor)",
     "echo": "echo round trip: SendMessage, 256 × `A` (EchoExecutor)",
@@ -117,6 +119,11 @@ def headline(r, results: dict) -> list[dict]:
             beyond = (large - transfer) / 1e6
             add(f"A2A 4 MiB SendMessage p50: {ids[sid]['label']} beyond the transfer time (the raw-socket floor's)",
                 beyond, f"≤ {limit} ms", beyond <= limit, "ms")  # fmt: skip
+    for sid in (OURS, "agentproto-a2a-sqlite"):
+        large = ((a2a.get("counts") or {}).get("runs", {}).get(sid, {}).get("allocations") or {}).get("large")
+        if large and sid in ids:
+            add(f"A2A 4 MiB SendMessage: bytes allocated per request, in sizes of the text: {ids[sid]['label']}",
+                large["bytes_per_request"] / LARGE_TEXT, unit="texts")  # fmt: skip
     batch = batch_stat(r, a2a, OURS)
     if batch:
         add("A2A 50 concurrent sends (50 connections), total time (agentproto)", batch["median"] / 1e6,
@@ -427,6 +434,7 @@ def counts_table(r, a2a: dict, order: list[str], ids: dict) -> dict | None:
         inst = _count(a2a, sid, "instructions", "floor-request")
         allocs = _count(a2a, sid, "allocations", "floor-request")
         floor_allocs = runs.get("allocations", {}).get("floor-request") or {}
+        large = runs.get("allocations", {}).get("large") or {}
         cpu = _median(r, a2a, sid, "cpu", "cpu_ns_per_request")
         p50 = _median(r, a2a, sid, "floor-request", "p50_ns")
         rows.append(
@@ -445,6 +453,8 @@ def counts_table(r, a2a: dict, order: list[str], ids: dict) -> dict | None:
                 r.fmt_time(p50) if p50 else "—",
                 per(sid, "instructions", "stream"),
                 per(sid, "allocations", "stream", 1),
+                per(sid, "allocations", "large", 1),
+                f"{large['bytes_per_request'] / LARGE_TEXT:.1f}" if large else "—",
             ]
         )
     perf = counts["perf_instructions_u"]
@@ -474,13 +484,17 @@ def counts_table(r, a2a: dict, order: list[str], ids: dict) -> dict | None:
             "the Python rows run with PYTHONMALLOC=malloc for this count so that every object is seen. The "
             "PostgreSQL rows count the server process only, not PostgreSQL's backends. Beside them, the time "
             "figures of the same run: CPU per request from the CPU probe and the floor request's p50. The "
-            "floors answer only the floor request."
+            "floors answer only the floor request (and the 4 MiB message). The 4 MiB message (allocations only, "
+            f"{plan['large_warmup']} warm-up, {plan['large_count']} counted): bytes allocated per request divided "
+            "by the text's size (4,190,208 B), about how many times the server copies or re-encodes the text "
+            "(buffers grown by doubling count their every size)."
         ),
         "header": [
             "server", "instructions / floor request", "vs hyper floor", "allocations / floor request",
             "vs hyper floor", "reallocs / request", "bytes allocated / request", "context switches / request",
             "CPU / request (probe)",
-            "floor request p50", "instructions / stream", "allocations / stream",
+            "floor request p50", "instructions / stream", "allocations / stream", "allocations / 4 MiB message",
+            "bytes allocated / 4 MiB message, in texts",
         ],
         "rows": rows,
         "chart": None,
