@@ -73,8 +73,8 @@ pub fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
 /// How many bytes the varint of `v` takes.
 #[inline]
 pub fn varint_len(v: u64) -> usize {
-    // 1 + floor(bits / 7), with 0 taking one byte.
-    ((64 - (v | 1).leading_zeros() as usize) + 6) / 7
+    // Seven bits a byte, with 0 taking one byte.
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
 
 /// Appends the key of field `field` with wire type `wire_type`.
