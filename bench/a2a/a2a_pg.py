@@ -51,7 +51,9 @@ def version() -> str:
 class Cluster:
     """One running server; `database()` hands out a fresh database's connection string."""
 
-    def __init__(self, failure) -> None:
+    def __init__(self, failure, settings: tuple[str, ...] = ()) -> None:
+        """`settings`: more `name=value` server settings (`postgres -c`), e.g. to preload
+        `pg_stat_statements` for `pg_cost.py`."""
         self.Failure = failure
         found = bin_dir()
         if found is None:
@@ -73,6 +75,8 @@ class Cluster:
             log = open(self.dir / "postgres.log", "ab")  # noqa: SIM115  (closed with the process)
             argv = self.prefix + [str(self.bin / "postgres"), "-D", str(self.dir / "data"), "-k", str(self.dir),
                                   "-c", "listen_addresses=", "-c", "max_connections=300"]  # fmt: skip
+            for setting in settings:
+                argv += ["-c", setting]
             self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
             log.close()
             self._wait_ready()
@@ -113,6 +117,18 @@ class Cluster:
         name = f"bench_{os.getpid()}_{self.count}"
         self._run([str(self.bin / "createdb"), "-h", str(self.dir), "-U", "postgres", name], "createdb")
         return f"host={self.dir} port=5432 user=postgres dbname={name}"
+
+    def psql(self, sql: str, dbname: str = "postgres") -> list[list[str]]:
+        """Rows of one statement run by `psql` in `dbname`, as lists of column texts."""
+        argv = [str(self.bin / "psql"), "-h", str(self.dir), "-U", "postgres", "-d", dbname, "-X", "-A", "-t",
+                "-F", "\t", "-v", "ON_ERROR_STOP=1", "-c", sql]  # fmt: skip
+        try:
+            out = subprocess.run(self.prefix + argv, capture_output=True, text=True, timeout=30)
+        except subprocess.TimeoutExpired:
+            raise self.Failure(f"psql {sql!r}: timed out after 30 s") from None
+        if out.returncode != 0:
+            raise self.Failure(f"psql {sql!r} failed: {out.stderr[-1500:]}")
+        return [line.split("\t") for line in out.stdout.splitlines() if line]
 
     def stop(self) -> None:
         """Fast shutdown (SIGINT), SIGKILL of the group if it lingers, then the directory goes."""

@@ -234,11 +234,11 @@ async fn a_failing_commit_is_rolled_back_alone_within_its_batch() {
     assert_eq!(t1.events.iter().map(|e| e.body.bytes().unwrap()).collect::<Vec<_>>(), [&b"a"[..], b"b"]);
 }
 
-/// A batch is two round trips whatever its size (BEGIN and the locks; the writes, one
-/// notice and COMMIT), in one transaction, and its notice lists each task it wrote
+/// A batch that updates tasks is two round trips whatever its size (BEGIN and the locks;
+/// the writes, one notice and COMMIT), in one transaction, and its notice lists each task it wrote
 /// events to once, with the task's last sequence number.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_batch_costs_two_round_trips_one_transaction_and_one_notice() {
+async fn a_batch_of_updates_costs_two_round_trips_one_transaction_and_one_notice() {
     let (db, store) = fresh().await;
     let (_listener, mut notices) = listen(&db).await;
     // The statements get prepared on the pool's connection (one more round trip, once).
@@ -264,8 +264,9 @@ async fn a_batch_costs_two_round_trips_one_transaction_and_one_notice() {
     assert_eq!(after.commits - before.commits, 5);
     assert_eq!(after.transactions - before.transactions, 1);
     assert_eq!(after.round_trips - before.round_trips, 2);
-    // BEGIN, the locks, four writes (the stale commit writes nothing), the notice, COMMIT.
-    assert_eq!(after.statements - before.statements, 8);
+    // BEGIN, a lock for each of the two updated tasks, four writes (the stale commit
+    // writes nothing), the notice, COMMIT.
+    assert_eq!(after.statements - before.statements, 9);
     assert_eq!(after.other_calls, before.other_calls);
     assert_eq!(
         next_notice(&mut notices).await,
@@ -273,6 +274,52 @@ async fn a_batch_costs_two_round_trips_one_transaction_and_one_notice() {
     );
     let b = within("events", store.read_events(&key("b"), 0, 10)).await.expect("events");
     assert_eq!(b.events.iter().map(|e| e.body.bytes().unwrap()).collect::<Vec<_>>(), [&b"1"[..], b"2", b"3"]);
+}
+
+/// A create needs no lock (its INSERT finds a task already there): a create alone is one
+/// statement, its own transaction, its notice inside; a batch of creates is one round trip.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn creates_cost_one_round_trip() {
+    let (db, store) = fresh().await;
+    let (_listener, mut notices) = listen(&db).await;
+    within("warm-up", store.commit(commit("warm", None, &["w"], false))).await.expect("warm-up");
+    assert_eq!(next_notice(&mut notices).await, serde_json::json!({"tenant": "", "id": "warm", "last_seq": 1}));
+
+    let before = store.stats();
+    let created = within("create", store.commit(commit("one", None, &["a", "b"], true))).await.expect("create");
+    assert_eq!((created.version, created.events.len()), (1, 2));
+    let after = store.stats();
+    let cost = (after.round_trips - before.round_trips, after.statements - before.statements);
+    assert_eq!(cost, (1, 1), "one statement in one round trip");
+    assert_eq!(after.transactions - before.transactions, 1);
+    assert_eq!(next_notice(&mut notices).await, serde_json::json!({"tenant": "", "id": "one", "last_seq": 2}));
+    let refused = within("create again", store.commit(commit("one", None, &["c"], false))).await;
+    assert!(matches!(refused, Err(StoreError::Exists(_))), "{refused:?}");
+
+    let before = store.stats();
+    let results = within(
+        "batch of creates",
+        store.commit_batch(vec![
+            commit("x", None, &["1"], false),
+            commit("one", None, &["again"], false),
+            commit("y", None, &[], false),
+        ]),
+    )
+    .await;
+    assert_eq!(results[0].as_ref().map(|c| c.version).ok(), Some(1));
+    assert!(matches!(&results[1], Err(StoreError::Exists(_))), "{:?}", results[1]);
+    assert_eq!(results[2].as_ref().map(|c| c.version).ok(), Some(1));
+    let after = store.stats();
+    // BEGIN, three creates (one finds its task there), the notice, COMMIT.
+    let cost = (after.round_trips - before.round_trips, after.statements - before.statements);
+    assert_eq!(cost, (1, 6));
+    let one = within("events", store.read_events(&key("one"), 0, 10)).await.expect("events");
+    assert_eq!(one.events.iter().map(|e| e.body.bytes().unwrap()).collect::<Vec<_>>(), [&b"a"[..], b"b"]);
+    // The notice of the batch: the task that lost its create may be named (a notice is a
+    // hint to read the log); the one written is.
+    let notice = next_notice(&mut notices).await;
+    let named: Vec<&str> = notice.as_array().expect("a batch notice").iter().filter_map(|e| e["id"].as_str()).collect();
+    assert!(named.contains(&"x"), "{notice}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -1,12 +1,19 @@
-//! The commit transaction: a batch of queued commits in two round trips.
+//! The commit transaction: a batch of queued commits in one or two round trips.
 //!
-//! 1. `BEGIN` and one `SELECT … FOR UPDATE` of every task of the batch (in key order), sent
-//!    together. The store then checks each commit against what it read, in queue order
-//!    (`crate::store::commit::check`, the same check as the other stores; a task committed
-//!    twice in one batch is checked the second time against the first commit's result).
+//! 1. When the batch updates tasks: `BEGIN` and a `SELECT … FOR UPDATE` of each of those
+//!    tasks (in key order), sent together. A create needs no lock: its `INSERT … ON CONFLICT DO
+//!    NOTHING` finds a task already there. The store then checks each commit against what
+//!    it read, in queue order (`crate::store::commit::check`, the same check as the other
+//!    stores; a task committed twice in one batch is checked the second time against the
+//!    first commit's result).
 //! 2. One statement per commit the check let through (the task row, its events and their
 //!    push deliveries in one statement of data-modifying CTEs), one `pg_notify` for the
-//!    whole batch, and `COMMIT`, sent together.
+//!    whole batch, and `COMMIT` (after `BEGIN`, when step 1 did not run), sent together.
+//!
+//! A create alone (a sequential SendMessage) is a single statement, its own transaction,
+//! with its notice inside it: one round trip. A create that loses to a concurrent creator
+//! of the same id inside a batch may still be named in the batch's notice; a notice only
+//! tells listeners to read the log, which then holds the winner's events.
 //!
 //! tokio-postgres sends a request when its future is first polled and writes everything
 //! queued before it flushes, so requests polled one after the other in one task leave in
@@ -37,19 +44,22 @@ use super::{pg, retryable, to_i64, to_u64, Commit, Committed, Stats, StoreError,
 use crate::store::commit::{check, Checked, Stored};
 use crate::store::{EventRecord, LeaseChange};
 
-/// Every task of the batch, locked in key order: batches never deadlock on each other.
-const LOCK_TASKS: &str = "SELECT t.tenant, t.id, t.version, t.last_seq, t.lease_until_ms \
-     FROM a2a_tasks t JOIN UNNEST($1::TEXT[], $2::TEXT[]) AS k (tenant, id) ON t.tenant = k.tenant AND t.id = k.id \
-     ORDER BY t.tenant, t.id FOR UPDATE OF t";
+/// One task to update, locked. A batch sends one per task, in key order, all in one flight:
+/// PostgreSQL runs them in that order, so batches never deadlock on each other. (One
+/// statement joining the keys to the table gets a generic plan that scans the table.)
+const LOCK_TASK: &str =
+    "SELECT version, last_seq, lease_until_ms FROM a2a_tasks WHERE tenant = $1 AND id = $2 FOR UPDATE";
 
-/// A new task and its events. No push delivery: a push config needs its task to exist.
-/// `ON CONFLICT DO NOTHING`: a concurrent creator won, nothing is written and the count is 0.
+/// A new task and its events, and, when `$16` is not null, the notice `$16` on channel
+/// `$15` (a create alone sends its own). No push delivery: a push config needs its task to
+/// exist. One row per task created: with `ON CONFLICT DO NOTHING`, none when a concurrent
+/// creator won, and then nothing is written and no notice sent.
 const CREATE: &str = "WITH t AS (INSERT INTO a2a_tasks \
      (tenant, id, context_id, state, terminal, status_ts_ms, version, last_seq, body, lease_owner, lease_until_ms) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (tenant, id) DO NOTHING RETURNING tenant, id), \
      ev AS (INSERT INTO a2a_events (tenant, task_id, seq, body, last) \
      SELECT t.tenant, t.id, e.seq, e.body, e.last FROM t, UNNEST($12::BIGINT[], $13::BYTEA[], $14::BOOLEAN[]) AS e (seq, body, last)) \
-     SELECT COUNT(*) FROM t";
+     SELECT CASE WHEN $16::TEXT IS NULL THEN NULL ELSE pg_notify($15, $16) END FROM t";
 
 /// A task's new row (`$11` true keeps the stored lease, otherwise `$12` and `$13` replace
 /// it), its events and, when `$17`, one delivery per event and push config, event-major so
@@ -179,7 +189,7 @@ impl Session<'_> {
         let client = self.client()?;
         let cached = client.statement_cache.size();
         let (lock, create, update, notify) = futures::join!(
-            client.prepare_cached(LOCK_TASKS),
+            client.prepare_cached(LOCK_TASK),
             client.prepare_cached(CREATE),
             client.prepare_cached(UPDATE),
             client.prepare_cached(NOTIFY_ALL),
@@ -200,26 +210,46 @@ impl Session<'_> {
     async fn run(&self, commits: &[&Commit]) -> Result<Vec<Result<Checked, StoreError>>, Failed> {
         let prepared = self.prepare().await?;
         let client = self.client()?;
-        let mut keys: Vec<&TaskKey> = commits.iter().map(|commit| &commit.task.key).collect();
+
+        // Flight 1, when the batch updates tasks: BEGIN and the locks of those tasks. A
+        // create needs no lock: its INSERT finds a task already there.
+        let mut keys: Vec<&TaskKey> = (commits.iter())
+            .filter(|commit| commit.expected_version.is_some())
+            .map(|commit| &commit.task.key)
+            .collect();
         keys.sort();
         keys.dedup();
-        let tenants: Vec<&str> = keys.iter().map(|key| key.tenant.as_str()).collect();
-        let ids: Vec<&str> = keys.iter().map(|key| key.id.as_str()).collect();
-
-        // Flight 1: BEGIN and the locks.
-        self.stats.flight(2);
-        self.stats.transaction();
-        self.open.store(true, Ordering::Relaxed);
-        let keys: [&(dyn ToSql + Sync); 2] = [&tenants, &ids];
-        let (begun, locked) = futures::join!(client.batch_execute("BEGIN"), client.query(&prepared.lock, &keys));
-        let rows = match (begun, locked) {
-            (Ok(()), Ok(rows)) => rows,
-            (Err(e), _) | (_, Err(e)) => return Err(self.abandon(pg("lock the batch's tasks", e)).await),
-        };
         let mut stored: BTreeMap<(&str, &str), Stored> = BTreeMap::new();
-        for row in &rows {
-            match stored_row(row) {
-                Ok((tenant, id, found)) => stored.insert((tenant, id), found),
+        let rows = if keys.is_empty() {
+            Vec::new()
+        } else {
+            let params: Vec<[&(dyn ToSql + Sync); 2]> =
+                keys.iter().map(|key| [&key.tenant as _, &key.id as _]).collect();
+            let mut flight: Vec<Pin<Box<dyn Future<Output = Result<Vec<Row>, tokio_postgres::Error>> + Send + '_>>> =
+                Vec::with_capacity(keys.len() + 1);
+            flight.push(Box::pin(async move { client.batch_execute("BEGIN").await.map(|()| Vec::new()) }));
+            let lock = &prepared.lock;
+            for params in &params {
+                flight.push(Box::pin(async move { client.query(lock, params).await }));
+            }
+            self.stats.flight(flight.len());
+            self.stats.transaction();
+            self.open.store(true, Ordering::Relaxed);
+            let mut rows = Vec::with_capacity(keys.len());
+            for answer in in_order(flight).await {
+                match answer {
+                    Ok(found) => rows.push(found),
+                    Err(e) => return Err(self.abandon(pg("lock the batch's tasks", e)).await),
+                }
+            }
+            rows.remove(0); // BEGIN's
+            rows
+        };
+        let in_transaction = !keys.is_empty();
+        for (key, found) in keys.iter().zip(&rows) {
+            match found.first().map(stored_row).transpose() {
+                Ok(Some(found)) => stored.insert((key.tenant.as_str(), key.id.as_str()), found),
+                Ok(None) => None,
                 Err(error) => return Err(self.abandon(error).await),
             };
         }
@@ -241,8 +271,9 @@ impl Session<'_> {
             outcomes.push(outcome);
         }
 
-        // Flight 2: the writes (in key order, one task's commits in queue order), the
-        // notices and COMMIT.
+        // The last flight: the writes (in key order, one task's commits in queue order),
+        // the notices and COMMIT (after BEGIN, when flight 1 did not send it). A create
+        // alone is one statement, its own transaction, with its notice inside.
         let mut order: Vec<usize> = (0..commits.len()).filter(|&index| outcomes[index].is_ok()).collect();
         order.sort_by(|&a, &b| commits[a].task.key.cmp(&commits[b].task.key));
         let mut writes = Vec::with_capacity(order.len());
@@ -253,33 +284,59 @@ impl Session<'_> {
                 Err(error) => outcomes[index] = Err(error),
             }
         }
+        if writes.is_empty() && !in_transaction {
+            return Ok(outcomes);
+        }
+        let alone = !in_transaction && writes.len() == 1 && writes[0].1.creating;
         let notices = notices(
             writes.iter().filter(|(_, write)| !write.seqs.is_empty()).map(|(_, write)| (&write.key, write.last_seq)),
         );
+        let own_notice: Option<&str> = if alone { notices.first().map(String::as_str) } else { None };
         let bodies: Vec<(&[u8], Vec<&[u8]>)> = (writes.iter())
             .map(|(_, write)| (&write.body[..], write.bodies.iter().map(|body| &body[..]).collect()))
             .collect();
-        let params: Vec<Vec<&(dyn ToSql + Sync)>> =
-            writes.iter().zip(&bodies).map(|((_, write), (body, events))| write.params(body, events)).collect();
+        let params: Vec<Vec<&(dyn ToSql + Sync)>> = (writes.iter().zip(&bodies))
+            .map(|((_, write), (body, events))| write.params(body, events, &own_notice))
+            .collect();
         let notify: [&(dyn ToSql + Sync); 2] = [&NOTIFY_CHANNEL, &notices];
         let mut flight: Vec<Pin<Box<dyn Future<Output = Result<u64, tokio_postgres::Error>> + Send + '_>>> =
-            Vec::with_capacity(writes.len() + 2);
-        for ((_, write), params) in writes.iter().zip(&params) {
-            let statement = if write.creating { &prepared.create } else { &prepared.update };
-            flight.push(Box::pin(async move {
-                let row = client.query_one(statement, params).await?;
-                row.try_get::<_, i64>(0).map(|count| count as u64)
-            }));
+            Vec::with_capacity(writes.len() + 3);
+        let begin = !in_transaction && !alone;
+        if begin {
+            flight.push(Box::pin(async move { client.batch_execute("BEGIN").await.map(|()| 0) }));
         }
-        if !notices.is_empty() {
+        let (create, update) = (&prepared.create, &prepared.update);
+        for ((_, write), params) in writes.iter().zip(&params) {
+            if write.creating {
+                // One row per task created: none when a concurrent creator won.
+                flight.push(Box::pin(async move { Ok(client.query(create, params).await?.len() as u64) }));
+            } else {
+                flight.push(Box::pin(async move {
+                    let row = client.query_one(update, params).await?;
+                    row.try_get::<_, i64>(0).map(|count| count as u64)
+                }));
+            }
+        }
+        if !alone && !notices.is_empty() {
             flight.push(Box::pin(client.execute(&prepared.notify, &notify)));
         }
-        flight.push(Box::pin(async move { client.batch_execute("COMMIT").await.map(|()| 0) }));
+        if !alone {
+            flight.push(Box::pin(async move { client.batch_execute("COMMIT").await.map(|()| 0) }));
+        }
         self.stats.flight(flight.len());
+        if !in_transaction {
+            self.stats.transaction();
+        }
+        self.open.store(!alone, Ordering::Relaxed);
         let mut done = in_order(flight).await;
         self.open.store(false, Ordering::Relaxed);
 
-        let committed = done.pop().unwrap_or(Ok(0));
+        let committed = if alone { Ok(0) } else { done.pop().unwrap_or(Ok(0)) };
+        if begin && !done.is_empty() {
+            if let Err(e) = done.remove(0) {
+                return Err(Failed::Batch(pg("begin commit", e)));
+            }
+        }
         // A failed statement aborted the transaction (and COMMIT rolled it back): the
         // first failure is the culprit, the later ones only say the transaction was aborted.
         if let Some(at) = done.iter().position(Result::is_err) {
@@ -296,7 +353,7 @@ impl Session<'_> {
         for ((index, write), count) in writes.iter().zip(done) {
             if count.unwrap_or(0) != 1 {
                 outcomes[*index] = Err(if write.creating {
-                    // Created by a concurrent commit since the lock found nothing.
+                    // Created by a concurrent commit: the INSERT found it there.
                     StoreError::Exists(write.key.clone())
                 } else {
                     StoreError::Backend(format!("task {:?} changed during its commit", write.key))
@@ -319,15 +376,14 @@ impl Session<'_> {
     }
 }
 
-/// A locked task's key and what the check reads of it.
-fn stored_row(row: &Row) -> Result<(&str, &str, Stored), StoreError> {
+/// What the check reads of a locked task.
+fn stored_row(row: &Row) -> Result<Stored, StoreError> {
     let read = |e| pg("read task version", e);
-    let stored = Stored {
-        version: to_u64(row.try_get(2).map_err(read)?, "version")?,
-        last_seq: to_u64(row.try_get(3).map_err(read)?, "sequence number")?,
-        lease_until_ms: row.try_get(4).map_err(read)?,
-    };
-    Ok((row.try_get(0).map_err(read)?, row.try_get(1).map_err(read)?, stored))
+    Ok(Stored {
+        version: to_u64(row.try_get(0).map_err(read)?, "version")?,
+        last_seq: to_u64(row.try_get(1).map_err(read)?, "sequence number")?,
+        lease_until_ms: row.try_get(2).map_err(read)?,
+    })
 }
 
 /// One commit's statement parameters, owned.
@@ -386,8 +442,13 @@ impl Write {
     }
 
     /// The parameters of [`CREATE`] or [`UPDATE`]: `body` is the task's bytes, `bodies`
-    /// its events'.
-    fn params<'a>(&'a self, body: &'a &'a [u8], bodies: &'a Vec<&'a [u8]>) -> Vec<&'a (dyn ToSql + Sync)> {
+    /// its events', `notice` the notice of a create alone.
+    fn params<'a>(
+        &'a self,
+        body: &'a &'a [u8],
+        bodies: &'a Vec<&'a [u8]>,
+        notice: &'a Option<&'a str>,
+    ) -> Vec<&'a (dyn ToSql + Sync)> {
         let row: [&'a (dyn ToSql + Sync); 9] = [
             &self.key.tenant,
             &self.key.id,
@@ -401,7 +462,15 @@ impl Write {
         ];
         let mut params = row.to_vec();
         if self.creating {
-            params.extend_from_slice(&[&self.lease_owner, &self.lease_until_ms, &self.seqs, bodies, &self.lasts]);
+            params.extend_from_slice(&[
+                &self.lease_owner,
+                &self.lease_until_ms,
+                &self.seqs,
+                bodies,
+                &self.lasts,
+                &NOTIFY_CHANNEL,
+                notice,
+            ]);
         } else {
             params.extend_from_slice(&[
                 &self.expected,
