@@ -4,6 +4,11 @@
 //! With `--grpc`, the port printed is the gRPC binding's (`lf.a2a.v1.A2AService`, HTTP/2
 //! without TLS; JSON-RPC stays on another ephemeral port).
 //!
+//! With the PostgreSQL store, each line `stats` on stdin is answered on stdout with
+//! `STATS {json}`: the store's counters (`PostgresStore::stats`: commits, transactions,
+//! round trips, statements, other calls), read by `bench/a2a/pg_cost.py` before and after
+//! a run. Stdin closed (as the benchmark starts it) ends only that reader.
+//!
 //! A message whose id starts with `noop` runs the NoopExecutor (Working → Completed);
 //! any other runs the EchoExecutor (Working → artifact "echo" with the text
 //! "Echo: benchmark" → Completed), as the seed's fixtures do.
@@ -14,6 +19,7 @@ use agentproto_a2a::errors::A2aError;
 use agentproto_a2a::executor::{AgentExecutor, RequestContext, TaskUpdater};
 use agentproto_a2a::server::A2aServer;
 use agentproto_a2a::store::memory::MemoryOptions;
+use agentproto_a2a::store::postgres::{ListenOptions, PgListener, PostgresOptions, PostgresStore};
 use agentproto_a2a::v1::{AgentCard, AgentSkill, Artifact, Part, PartContent};
 
 struct Bench;
@@ -46,7 +52,14 @@ async fn server(args: &[String]) -> std::io::Result<A2aServer<Bench>> {
     let builder = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         [] | ["--store", "memory"] => builder.memory(MemoryOptions::default()),
         ["--store", "sqlite", path] => builder.sqlite(path).map_err(failed)?,
-        ["--store", "postgres", config] => builder.postgres(config).await.map_err(failed)?,
+        ["--store", "postgres", config] => {
+            // What `Builder::postgres` does, keeping a handle on the store for its counters.
+            let store = PostgresStore::connect(config, PostgresOptions::default()).await.map_err(failed)?;
+            let mut listener = PgListener::new(config, ListenOptions::default()).map_err(failed)?;
+            listener.connect().await.map_err(failed)?;
+            answer_stats(store.clone());
+            builder.postgres_store(store, listener)
+        }
         other => {
             return Err(std::io::Error::other(format!(
                 "usage: [--store memory|sqlite PATH|postgres CONFIG], got {other:?}"
@@ -54,6 +67,26 @@ async fn server(args: &[String]) -> std::io::Result<A2aServer<Bench>> {
         }
     };
     Ok(builder.build())
+}
+
+/// Answers each `stats` line on stdin with the store's counters, until stdin closes.
+fn answer_stats(store: PostgresStore) {
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lines() {
+            let Ok(line) = line else { return };
+            if line.trim() != "stats" {
+                continue;
+            }
+            let s = store.stats();
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(
+                out,
+                r#"STATS {{"commits":{},"transactions":{},"round_trips":{},"statements":{},"other_calls":{}}}"#,
+                s.commits, s.transactions, s.round_trips, s.statements, s.other_calls
+            );
+            let _ = out.flush();
+        }
+    });
 }
 
 #[tokio::main]
