@@ -45,7 +45,21 @@ GRPC_CODES = {
     "UNAUTHENTICATED",
 }
 
-FIELDS = {"kind", "doc", "code", "http", "http_1_0_0", "grpc", "grpc_1_0_0", "reason", "message", "v03", "guess", "origin"}
+FIELDS = {
+    "kind",
+    "doc",
+    "code",
+    "http",
+    "http_1_0_0",
+    "grpc",
+    "grpc_1_0_0",
+    "status",
+    "reason",
+    "message",
+    "v03",
+    "guess",
+    "origin",
+}
 
 
 @dataclass(frozen=True)
@@ -56,6 +70,7 @@ class ErrorRow:
     code_v03: int
     http: tuple[int, int]  # (1.0.1, 1.0.0)
     grpc: tuple[str, str]  # (1.0.1, 1.0.0)
+    status: str  # the AIP-193 body's status on HTTP+JSON
     reason: str
     message: str
     guess: tuple[int, ...]
@@ -108,6 +123,7 @@ def parse(rules_bytes: bytes, schema_bytes: bytes) -> Table:
             raise fail(where, f"code must be an integer, found {code!r}")
         http = (status(raw, "http", where), status(raw, "http_1_0_0", where, raw.get("http")))
         grpc = (grpc_name(raw, "grpc", where), grpc_name(raw, "grpc_1_0_0", where, raw.get("grpc")))
+        body_status = grpc_name(raw, "status", where, grpc[0])
         v03 = raw.get("v03")
         if v03 is None:
             code_v03 = code
@@ -128,7 +144,9 @@ def parse(rules_bytes: bytes, schema_bytes: bytes) -> Table:
         for name in ("doc", "message"):
             if not isinstance(raw.get(name), str) or not raw[name]:
                 raise fail(where, f"{name} must be a non-empty string")
-        rows.append(ErrorRow(kind, raw["doc"], code, code_v03, http, grpc, reason, raw["message"], guess, origin))
+        rows.append(
+            ErrorRow(kind, raw["doc"], code, code_v03, http, grpc, body_status, reason, raw["message"], guess, origin)
+        )
     if not any(r.kind == "Internal" for r in rows):
         raise fail("", "an Internal row is required (the fallback of every unknown code)")
     sources = [
@@ -194,6 +212,8 @@ def rust(table: Table) -> str:
         "    pub(crate) http: [u16; 2],",
         "    /// The gRPC status name under A2A 1.0.1, then 1.0.0.",
         "    pub(crate) grpc: [&'static str; 2],",
+        "    /// The `status` of the HTTP+JSON binding's AIP-193 body.",
+        "    pub(crate) status: &'static str,",
         "    /// The `google.rpc.ErrorInfo` reason.",
         "    pub(crate) reason: &'static str,",
         "    /// The default message.",
@@ -207,6 +227,7 @@ def rust(table: Table) -> str:
         lines.append(
             f"    Row {{ kind: ErrorKind::{r.kind}, code: {r.code}, code_v03: {r.code_v03}, "
             f"http: [{r.http[0]}, {r.http[1]}], grpc: [{rust_str(r.grpc[0])}, {rust_str(r.grpc[1])}], "
+            f"status: {rust_str(r.status)}, "
             f"reason: {rust_str(r.reason)}, message: {rust_str(r.message)} }},"
         )
     lines += [

@@ -100,10 +100,15 @@ impl A2aError {
         self.kind.row().http[table.column()]
     }
 
-    /// The gRPC status name (`NOT_FOUND`, …) under A2A 1.0.1, also the `status` of an
-    /// AIP-193 body.
+    /// The gRPC status name (`NOT_FOUND`, …) under A2A 1.0.1.
     pub fn grpc_status(&self) -> &'static str {
         self.kind.row().grpc[0]
+    }
+
+    /// The `status` of the HTTP+JSON binding's AIP-193 body: the gRPC status, except
+    /// where that does not go with the HTTP status (an unknown route is 404 `NOT_FOUND`).
+    pub fn rest_status(&self) -> &'static str {
+        self.kind.row().status
     }
 
     /// The gRPC status name on the gRPC binding under `table` (A2A 1.0.0 answered
@@ -138,7 +143,7 @@ impl A2aError {
     pub fn rest_body(&self, table: ErrorTable) -> Value {
         json!({"error": {
             "code": self.http_status(table),
-            "status": self.grpc_status(),
+            "status": self.rest_status(),
             "message": self.message,
             "details": [self.error_info()],
         }})

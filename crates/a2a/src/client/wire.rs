@@ -90,12 +90,15 @@ pub(crate) fn rpc_result<T: DeserializeOwned + agentproto_codec::Wants>(
             "the response to {what} is not JSON-RPC 2.0 (`jsonrpc` is not \"2.0\")"
         )));
     }
+    if envelope.result.is_some() && envelope.error.is_some() {
+        return Err(both(what));
+    }
     if let Some(e) = envelope.error {
         return Err(ClientError::Rpc { code: e.code, message: e.message, data: e.data });
     }
+    // The id of the request, as the same JSON value (JSON-RPC 2.0 §5): `"1"` is not `1`.
     match &envelope.id {
         Some(serde_json::Value::Number(n)) if n.as_u64() == Some(expect_id) => {}
-        Some(serde_json::Value::String(s)) if s == &expect_id.to_string() => {}
         other => {
             return Err(ClientError::Protocol(format!(
                 "the response to {what} carries id {} instead of {expect_id}",
@@ -111,6 +114,11 @@ pub(crate) fn rpc_result<T: DeserializeOwned + agentproto_codec::Wants>(
     decode_slice::<T>(raw, "$.result").map(|d| d.value).map_err(|e| ClientError::decode(what, e))
 }
 
+/// A response holding both `result` and `error`, which JSON-RPC 2.0 §5 forbids.
+fn both(what: &str) -> ClientError {
+    ClientError::Protocol(format!("the response to {what} holds both `result` and `error`"))
+}
+
 /// What a JSON-RPC stream event holds.
 pub(crate) enum RpcStreamItem<'a> {
     Result(&'a [u8]),
@@ -122,6 +130,9 @@ pub(crate) fn rpc_stream_item<'a>(data: &'a [u8], what: &str) -> Result<RpcStrea
     let envelope = decode_slice::<RpcResponse<'a>>(data, "$")
         .map_err(|e| ClientError::decode(format!("JSON-RPC stream event of {what}"), e))?
         .value;
+    if envelope.result.is_some() && envelope.error.is_some() {
+        return Err(both(what));
+    }
     if let Some(e) = envelope.error {
         return Ok(RpcStreamItem::Error(ClientError::Rpc { code: e.code, message: e.message, data: e.data }));
     }

@@ -24,7 +24,7 @@ use crate::errors::{A2aError, ErrorKind};
 use crate::executor::{AgentExecutor, First, Pending, RequestContext, TaskUpdater};
 use crate::store::{BoxFuture, EventBody, IdempotencyClaim, PushConfigRecord, TaskKey};
 use crate::stream::StreamItem;
-use crate::tasks::{event_ends_turn, is_terminal, view, viewed, Change, Known, Writer};
+use crate::tasks::{event_ends_turn, is_terminal, viewed, Change, Known, Writer};
 use crate::v1::{
     Message, SendMessageConfiguration, SendMessageRequest, SendMessageResponse, StreamResponse, Task, TaskState,
     TaskStatus,
@@ -111,7 +111,7 @@ impl<E: AgentExecutor> Core<E> {
         let config = configuration.unwrap_or_default();
         let inline_push = self.inline_push(&cx, &config, &target.key.id).await?;
         let (first_tx, mut first_rx) = oneshot::channel();
-        let start = self.open_turn(&target, &message, inline_push, first_tx).await?;
+        let (start, before) = self.open_turn(&target, &message, inline_push, first_tx, streaming).await?;
         let updater = TaskUpdater::new(self.tasks.clone(), target.key.clone(), target.context_id.clone(), start);
         let mut turn_end = updater.turn_end();
         let mut turn = self.start_turn(&cx, &target, message, metadata, updater);
@@ -128,7 +128,7 @@ impl<E: AgentExecutor> Core<E> {
             Ok(first) => first,
         };
         if streaming {
-            return self.stream_answer(first, &target, config.history_length).await;
+            return self.stream_answer(first, &target.key, before, config.history_length);
         }
         if blocking {
             if let First::Task { .. } = first {
@@ -197,14 +197,18 @@ impl<E: AgentExecutor> Core<E> {
 
     /// Step 4: what the turn starts from. A new task is created by the executor's first
     /// update (`Pending` holds it, submitted, with the message as its history); on an
-    /// existing task the message and the push config are recorded now.
+    /// existing task the message and the push config are recorded now, and with `keep`
+    /// the task as that left it is returned: what a streamed follow-up shows before the
+    /// turn's events (kept only then: a second holder makes the turn's first update copy
+    /// the task).
     async fn open_turn(
         &self,
         target: &Target,
         message: &Message,
         inline_push: Option<PushConfigRecord>,
         first: oneshot::Sender<First>,
-    ) -> Result<Pending, A2aError> {
+        keep: bool,
+    ) -> Result<(Pending, Option<Arc<Task>>), A2aError> {
         if target.existing.is_none() {
             let mut status = TaskStatus::new(TaskState::Submitted);
             status.timestamp = Some(crate::Timestamp::from_millis(now_ms()));
@@ -212,15 +216,16 @@ impl<E: AgentExecutor> Core<E> {
             task.context_id.clone_from(&target.context_id);
             task.history.push(message.clone());
             let lease = Some(self.tasks.leases().start_turn(target.key.clone()));
-            return Ok(Pending::new(Some(task), inline_push, first, None, lease));
+            return Ok((Pending::new(Some(task), inline_push, first, None, lease), None));
         }
         if let Some(pc) = inline_push.clone() {
             self.tasks.store().put_push_config(pc).await?;
         }
         let change = Change::History(message.clone());
         let known = self.tasks.apply_as(&target.key, &[change], Writer::Other, target.existing.clone()).await?.0;
+        let before = keep.then(|| known.task.clone());
         let lease = Some(self.tasks.leases().start_turn(target.key.clone()));
-        Ok(Pending::new(None, inline_push, first, Some(known), lease))
+        Ok((Pending::new(None, inline_push, first, Some(known), lease), before))
     }
 
     /// Step 5: the executor's run for this message, registered as the task's running
@@ -291,9 +296,16 @@ impl<E: AgentExecutor> Core<E> {
     }
 
     /// Step 6, streaming: a direct message as the only event, or the task's events from
-    /// the first one this turn made, until the event that ends the turn (a follow-up
-    /// starts with the task as it is).
-    async fn stream_answer(&self, first: First, target: &Target, history: Option<i32>) -> Result<Answer, A2aError> {
+    /// the first one this turn made, until the event that ends the turn. A follow-up
+    /// starts with the task as the message left it (`before`), before any of the turn's
+    /// events: read after the turn ran, it would show their outcome ahead of them.
+    fn stream_answer(
+        &self,
+        first: First,
+        key: &TaskKey,
+        before: Option<Arc<Task>>,
+        history: Option<i32>,
+    ) -> Result<Answer, A2aError> {
         let seq = match first {
             First::Message(m) => {
                 let only = StreamOut::Event { seq: None, body: EventBody::from_event(StreamResponse::Message(m)) };
@@ -302,15 +314,11 @@ impl<E: AgentExecutor> Core<E> {
             First::Failed(e) => return Err(e),
             First::Task { seq } => seq,
         };
-        let key = &target.key;
         let sub = self.tasks.hub().subscribe(self.tasks.store().clone(), key.clone(), seq.saturating_sub(1));
-        let mut prefix = Vec::new();
-        if target.existing.is_some() {
-            if let Some((t, _)) = self.tasks.get(key).await? {
-                let t = view(t, history, true);
-                prefix.push(StreamOut::Event { seq: None, body: EventBody::from_event(StreamResponse::Task(t)) });
-            }
-        }
+        let prefix = before.map(|t| {
+            let t = Arc::unwrap_or_clone(viewed(t, history));
+            StreamOut::Event { seq: None, body: EventBody::from_event(StreamResponse::Task(t)) }
+        });
         // Ends right after the event that ends the turn, without waiting for another item.
         let turn = futures::stream::unfold((Box::pin(sub.into_stream()), false), move |(mut s, ended)| async move {
             if ended {

@@ -94,11 +94,7 @@ pub(super) fn find_route(method: &Method, path: &str) -> Option<Route> {
 
 /// The request object of a call without a body: path variables and query parameters,
 /// each typed by the request field it fills.
-pub(super) fn query_object(
-    op: Operation,
-    vars: &[(String, String)],
-    query: Option<&str>,
-) -> Result<Map<String, Value>, A2aError> {
+pub(super) fn query_object(op: Operation, vars: &[(String, String)], query: Option<&str>) -> Map<String, Value> {
     let mut obj = Map::new();
     for (k, v) in vars {
         if k != "tenant" {
@@ -111,16 +107,14 @@ pub(super) fn query_object(
         let (k, v) = (percent_decode(k), percent_decode(v));
         let key = lower_camel(&k);
         let Some((name, kind)) = fields.iter().find(|(n, _)| *n == key) else { continue };
-        let bad = |what: &str| {
-            A2aError::new(ErrorKind::InvalidParams)
-                .with_message(format!("query parameter {name}: expected {what}, found {v:?}"))
-                .with("path", format!("$.{name}"))
-        };
+        // A value the query form cannot make typed is left a string, for the request's
+        // decoder to refuse as it would in a body (with its path, kind, expected, found):
+        // an integer may be a string in ProtoJSON, so `pageSize=10` reads as 10.
         let value = match kind {
-            QueryKind::Int => Value::from(v.parse::<i64>().map_err(|_| bad("an integer"))?),
+            QueryKind::Int => Value::String(v.clone()),
             QueryKind::Bool if QUERY_TRUE.contains(&v.as_str()) => Value::Bool(true),
             QueryKind::Bool if QUERY_FALSE.contains(&v.as_str()) => Value::Bool(false),
-            QueryKind::Bool => return Err(bad("true or false")),
+            QueryKind::Bool => Value::String(v.clone()),
             // An enum may be given by its proto number, as in a body (`status=2`).
             QueryKind::Enum => match v.parse::<i64>() {
                 Ok(n) => Value::from(n),
@@ -130,7 +124,7 @@ pub(super) fn query_object(
         };
         obj.insert((*name).to_owned(), value);
     }
-    Ok(obj)
+    obj
 }
 
 pub(super) async fn rest<E: AgentExecutor>(State(app): State<Arc<App<E>>>, req: HttpRequest) -> Response {
@@ -219,10 +213,7 @@ pub(super) async fn rest<E: AgentExecutor>(State(app): State<Arc<App<E>>>, req: 
                 serde_json::to_vec(&obj).unwrap_or_default()
             }
         } else {
-            match query_object(op, &route.vars, query.as_deref()) {
-                Ok(obj) => serde_json::to_vec(&obj).unwrap_or_default(),
-                Err(e) => return rest_error(&e, table),
-            }
+            serde_json::to_vec(&query_object(op, &route.vars, query.as_deref())).unwrap_or_default()
         };
     let request = match Request::decode(op, &bytes, "$") {
         Ok(d) => d.value,
@@ -291,14 +282,25 @@ mod tests {
             Operation::ListTasks,
             &[],
             Some("pageSize=5&includeArtifacts=true&status=TASK_STATE_WORKING&context_id=c%201"),
-        )
-        .unwrap();
+        );
         assert_eq!(
             Value::Object(obj),
-            json!({"pageSize": 5, "includeArtifacts": true, "status": "TASK_STATE_WORKING", "contextId": "c 1"})
+            json!({"pageSize": "5", "includeArtifacts": true, "status": "TASK_STATE_WORKING", "contextId": "c 1"})
         );
-        assert!(query_object(Operation::ListTasks, &[], Some("pageSize=x")).is_err());
-        let obj = query_object(Operation::ListTasks, &[], Some("status=2")).unwrap();
+        let obj = query_object(Operation::ListTasks, &[], Some("status=2"));
         assert_eq!(Value::Object(obj), json!({"status": 2}));
+    }
+
+    #[test]
+    fn a_query_value_of_the_wrong_form_is_refused_by_the_decoder_as_in_a_body() {
+        for (query, path, kind) in [
+            ("pageSize=ten", "$.pageSize", "out-of-range"),
+            ("includeArtifacts=maybe", "$.includeArtifacts", "wrong-type"),
+        ] {
+            let obj = query_object(Operation::ListTasks, &[], Some(query));
+            let bytes = serde_json::to_vec(&obj).unwrap();
+            let Err(e) = Request::decode(Operation::ListTasks, &bytes, "$") else { panic!("{query} decoded") };
+            assert_eq!((e.path.as_str(), e.kind.as_str()), (path, kind), "{query}");
+        }
     }
 }
