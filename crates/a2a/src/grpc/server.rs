@@ -279,7 +279,15 @@ pub(crate) async fn serve<E: AgentExecutor>(
     shutdown: tokio_util::sync::CancellationToken,
 ) -> std::io::Result<()> {
     let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
+    // A stream may send a whole message of the largest size accepted (plus gRPC's 5-byte
+    // prefix) without waiting for window updates, which would otherwise cost a round trip
+    // per window's worth (1 MiB by default) of a large message; two such streams fit in
+    // the connection's window.
+    let window = u32::try_from(service.shared.max_message_bytes.saturating_add(5)).unwrap_or(i32::MAX as u32);
+    let window = window.clamp(1 << 20, i32::MAX as u32);
     tonic::transport::Server::builder()
+        .initial_stream_window_size(Some(window))
+        .initial_connection_window_size(Some(window.saturating_mul(2).min(i32::MAX as u32)))
         .http2_keepalive_interval(Some(std::time::Duration::from_secs(30)))
         .add_service(service)
         .serve_with_incoming_shutdown(incoming, shutdown.cancelled_owned())
