@@ -29,7 +29,9 @@ use std::collections::HashMap;
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 
-use crate::errors::{A2aError, ErrorKind, ErrorTable, DOMAIN};
+#[cfg(any(feature = "client", test))]
+use crate::errors::ErrorKind;
+use crate::errors::{A2aError, ErrorTable, DOMAIN};
 use crate::v1::Operation;
 
 /// The fully qualified name of the A2A service.
