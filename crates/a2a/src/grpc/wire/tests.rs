@@ -2,6 +2,8 @@
 //! with a path and a kind, never a panic.
 
 use super::*;
+use crate::Timestamp;
+use agentproto_codec::{RawJson, RawObject};
 
 fn varint(v: u64) -> Vec<u8> {
     let mut buf = Vec::new();
@@ -188,6 +190,6 @@ fn timestamps_round_trip_and_out_of_range_is_refused() {
     }
     let mut bytes = Vec::new();
     put_tag(&mut bytes, 1, VARINT);
-    put_varint(&mut bytes, (MAX_SECS + 1) as u64);
+    put_varint(&mut bytes, (timestamp::MAX_SECS + 1) as u64);
     assert_eq!(Timestamp::decode(&bytes, "$").unwrap_err().kind, DecodeErrorKind::WrongFormat);
 }
