@@ -16,9 +16,11 @@ use std::fmt::Write as _;
 use agentproto_codec::de::OrderedMap;
 use agentproto_codec::{DecodeError, DecodeErrorKind};
 
-/// How deep messages may nest (a `Value` inside a `Struct` inside a `Value` …) before
-/// the input is refused: protobuf's own default recursion limit.
-pub const MAX_DEPTH: u32 = 100;
+/// How many steps below the root (a member, an item, an entry) a message may nest — a
+/// `Value` inside a `Struct` inside a `Value` … — before the input is refused. Above the
+/// JSON bindings' bound (127 levels of a request), so that what a server accepted there
+/// can travel and be read here too; a JSON value nested that deep is one step a level.
+pub const MAX_DEPTH: u32 = 160;
 
 /// A message type of the generated codec.
 pub trait Proto: Sized {
