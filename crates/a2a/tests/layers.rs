@@ -16,7 +16,7 @@ fn layer(module: &str) -> Option<usize> {
         // 0: the protocol, without I/O.
         &["lib", "generated", "v1", "protojson", "text", "errors", "compat", "card", "grpc/wire"],
         // 1: the client (HTTP+JSON, JSON-RPC, SSE; gRPC's client transport).
-        &["client", "retry", "grpc/client", "grpc/mod"],
+        &["client", "retry", "grpc/client", "grpc/mod", "grpc/codec", "grpc/codec_tests", "grpc/reflect"],
         // 2: the task layer.
         &["tasks", "store", "stream", "executor", "recovery", "push"],
         // 3: the binding-neutral server.

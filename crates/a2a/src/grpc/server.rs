@@ -40,7 +40,6 @@ use crate::server::auth::Authenticator;
 use crate::server::call::{call_context_of, version, Binding, CallRules};
 use crate::server::core::Reply;
 use crate::server::core::{Answer, Core, StreamOut};
-use crate::server::http::HttpOptions;
 use crate::server::layers::Authentication;
 use crate::store::{Body, EventBody};
 use crate::v1::{Operation, Request};
@@ -76,14 +75,16 @@ impl<E> std::fmt::Debug for GrpcService<E> {
 
 impl<E: AgentExecutor> GrpcService<E> {
     /// The service of `core`, reading calls and sizing messages as `options` say for HTTP.
-    pub(crate) fn new(core: Arc<Core<E>>, options: &HttpOptions, auth: Option<Arc<dyn Authenticator>>) -> Self {
-        let shared = Shared {
-            core,
-            calls: options.call_rules(),
-            table: options.error_table,
-            max_message_bytes: options.max_body_bytes,
-        };
-        GrpcService { shared: Arc::new(shared), auth }
+    /// The service of `core`: calls read by `calls`, errors under `table`, messages up to
+    /// `max_message_bytes` (the server gives the limits its HTTP bindings have).
+    pub(crate) fn new(
+        core: Arc<Core<E>>,
+        calls: CallRules,
+        table: ErrorTable,
+        max_message_bytes: usize,
+        auth: Option<Arc<dyn Authenticator>>,
+    ) -> Self {
+        GrpcService { shared: Arc::new(Shared { core, calls, table, max_message_bytes }), auth }
     }
 
     fn table(&self) -> ErrorTable {

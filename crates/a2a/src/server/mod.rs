@@ -59,9 +59,9 @@ pub use self::call::MissingVersion;
 use self::core::Core;
 pub use self::core::{CallContext, CoreOptions};
 pub use self::http::HttpOptions;
+pub use crate::store::ControlChannel;
 use auth::{Authenticator, CardAuthenticator, CredentialValidator};
 use layers::{Cors, Interceptor, RateLimit, RateLimitLayer};
-pub use crate::store::ControlChannel;
 pub use replicas::DEFAULT_CANCEL_WAIT;
 
 /// Configures an [`A2aServer`].
@@ -319,7 +319,13 @@ impl<E: AgentExecutor> Builder<E> {
         let grpc_auth = self.auth.clone();
         let stack = layers::Stack { auth: self.auth, rate_limit, cors: self.cors };
         #[cfg(feature = "grpc")]
-        let grpc = crate::grpc::server::GrpcService::new(Arc::clone(&core), &self.http, grpc_auth);
+        let grpc = crate::grpc::server::GrpcService::new(
+            Arc::clone(&core),
+            self.http.call_rules(),
+            self.http.error_table,
+            self.http.max_body_bytes,
+            grpc_auth,
+        );
         let app = http::App::new(core, self.http);
         A2aServer {
             #[cfg(feature = "grpc")]
