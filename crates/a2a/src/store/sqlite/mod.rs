@@ -79,6 +79,7 @@ use super::{
     TaskRecord, TurnLease,
 };
 
+mod checkpoint;
 mod claims;
 mod recovery;
 mod schema;
@@ -86,6 +87,7 @@ mod tasks;
 #[cfg(test)]
 mod tests;
 
+use checkpoint::{Checkpointer, Checkpoints, Limits, LIMITS, PAGES_PER_BATCH, PAGES_PER_COMMIT, ROW_BYTES};
 use claims::*;
 use recovery::*;
 use schema::*;
@@ -119,11 +121,15 @@ struct Pool {
     closed: AtomicBool,
     /// Batches committed so far (the tests read it).
     transactions: AtomicU64,
+    /// What the committer tells the checkpointer (a file database only; see
+    /// `checkpoint.rs`).
+    checkpoints: Option<Arc<Checkpoints>>,
 }
 
 impl Pool {
-    fn new(writer: Connection, readers: Vec<Mutex<Connection>>) -> Pool {
+    fn new(writer: Connection, readers: Vec<Mutex<Connection>>, checkpoints: Option<Arc<Checkpoints>>) -> Pool {
         Pool {
+            checkpoints,
             writer: Mutex::new(writer),
             readers,
             next_reader: AtomicUsize::new(0),
@@ -174,6 +180,7 @@ impl Pool {
                 return;
             }
             let (commits, replies): (Vec<Commit>, Vec<_>) = batch.into_iter().unzip();
+            let logged = commits.iter().map(log_bytes).fold(PAGES_PER_BATCH, u64::saturating_add);
             let results = commit_batch(&mut writer, commits);
             self.transactions.fetch_add(1, Ordering::Relaxed);
             drop(writer);
@@ -181,16 +188,28 @@ impl Pool {
                 // A caller that went away still had its commit stored (see "Blocking").
                 let _ = reply.send(result);
             }
+            if let Some(checkpoints) = &self.checkpoints {
+                checkpoints.wrote(logged);
+            }
         }
     }
 }
 
+/// About the bytes a commit gives the write-ahead log (it decides only when to
+/// checkpoint).
+fn log_bytes(commit: &Commit) -> u64 {
+    let bodies = commit.task.body.len() + commit.events.iter().map(|(body, _)| body.len()).sum::<usize>();
+    u64::try_from(bodies).unwrap_or(u64::MAX).saturating_add(PAGES_PER_COMMIT)
+}
+
 /// Starts the committer thread with the first commit, and stops it when the last clone
-/// of the store goes.
+/// of the store goes (and then the checkpointer, if there is one).
 #[derive(Debug)]
 struct Committer {
     pool: Arc<Pool>,
     thread: OnceLock<std::io::Result<JoinHandle<()>>>,
+    /// Dropped after the committer thread is joined (fields drop after `drop` runs).
+    _checkpointer: Option<Checkpointer>,
 }
 
 impl Committer {
@@ -241,20 +260,32 @@ impl SqliteStore {
     /// current schema. This blocks while it opens and migrates; call it before serving,
     /// or inside `spawn_blocking`.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
-        let path: PathBuf = path.as_ref().to_owned();
-        let writer = Connection::open(&path).map_err(|e| backend(&format!("open {}", path.display()), e))?;
+        SqliteStore::open_with(path.as_ref(), LIMITS)
+    }
+
+    /// [`SqliteStore::open`] with the given checkpoint limits.
+    fn open_with(path: &Path, limits: Limits) -> Result<Self, StoreError> {
+        let path: PathBuf = path.to_owned();
+        let open = |purpose: &str| {
+            Connection::open(&path).map_err(|e| backend(&format!("open {}{purpose}", path.display()), e))
+        };
+        let writer = open("")?;
         configure(&writer, false)?;
         migrate(&writer)?;
+        // Checkpoints are the checkpointer's (checkpoint.rs), never inside a commit.
+        writer.pragma_update(None, "wal_autocheckpoint", 0).map_err(|e| backend("set wal_autocheckpoint", e))?;
         let mut readers = Vec::with_capacity(READERS);
         for _ in 0..READERS {
             // Opened read-write (a read-only connection cannot always map the WAL index)
             // but set to query_only.
-            let reader =
-                Connection::open(&path).map_err(|e| backend(&format!("open {} for reading", path.display()), e))?;
+            let reader = open(" for reading")?;
             configure(&reader, true)?;
             readers.push(Mutex::new(reader));
         }
-        Ok(SqliteStore::with_pool(Pool::new(writer, readers)))
+        let checkpoints = Arc::new(Checkpoints::new(limits));
+        let pool = Arc::new(Pool::new(writer, readers, Some(Arc::clone(&checkpoints))));
+        let checkpointer = Checkpointer::start(checkpoints, Arc::clone(&pool), open(" for checkpoints")?)?;
+        Ok(SqliteStore::with_pool(pool, Some(checkpointer)))
     }
 
     /// A fresh database in memory, gone when the store is dropped.
@@ -262,12 +293,12 @@ impl SqliteStore {
         let writer = Connection::open_in_memory().map_err(|e| backend("open in memory", e))?;
         configure(&writer, false)?;
         migrate(&writer)?;
-        Ok(SqliteStore::with_pool(Pool::new(writer, Vec::new())))
+        Ok(SqliteStore::with_pool(Arc::new(Pool::new(writer, Vec::new(), None)), None))
     }
 
-    fn with_pool(pool: Pool) -> Self {
-        let pool = Arc::new(pool);
-        let committer = Arc::new(Committer { pool: Arc::clone(&pool), thread: OnceLock::new() });
+    fn with_pool(pool: Arc<Pool>, checkpointer: Option<Checkpointer>) -> Self {
+        let committer =
+            Arc::new(Committer { pool: Arc::clone(&pool), thread: OnceLock::new(), _checkpointer: checkpointer });
         SqliteStore { pool, committer }
     }
 
@@ -310,7 +341,16 @@ impl Pool {
             _ => self.writer.lock().map_err(poisoned)?,
         };
         let mut connection = connection;
-        work(&mut connection)
+        let Some(checkpoints) = self.checkpoints.as_ref().filter(|_| matches!(access, Access::Write)) else {
+            return work(&mut connection);
+        };
+        // A write outside the commit queue (a lease, a push config, a purge) grows the
+        // log too: it counts like a batch of commits.
+        let changes = connection.total_changes();
+        let done = work(&mut connection);
+        let rows = connection.total_changes().saturating_sub(changes);
+        checkpoints.wrote(PAGES_PER_BATCH.saturating_add(rows.saturating_mul(ROW_BYTES)));
+        done
     }
 }
 

@@ -288,3 +288,76 @@ async fn dropping_the_last_clone_stops_the_committer_and_closes_the_database() {
     let page = reopened.list_tasks("", ListQuery { page_size: 10, ..ListQuery::default() }).await.unwrap();
     assert_eq!(page.tasks.len(), 2);
 }
+
+/// A commit creating task `id` whose body is `size` bytes, with one event.
+fn large(id: &str, size: usize) -> Commit {
+    let body = format!("{{\"pad\":\"{}\"}}", "x".repeat(size));
+    Commit { task: TaskRecord { body: body.into_bytes().into(), ..record(id) }, ..create(id, 1) }
+}
+
+fn file_size(path: &std::path::Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |metadata| metadata.len())
+}
+
+/// Limits small enough for a test to pass them many times over.
+const SMALL: Limits = Limits { after: 256 << 10, idle: Duration::from_secs(3600) };
+
+#[tokio::test]
+async fn the_log_stays_bounded_under_a_stream_of_commits_and_the_writer_never_checkpoints() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a2a.db");
+    let store = SqliteStore::open_with(&path, SMALL).unwrap();
+    assert_eq!(pragma(&store.pool.writer.lock().unwrap(), "wal_autocheckpoint"), "0");
+    let wal = dir.path().join("a2a.db-wal");
+    let mut largest = 0;
+    for i in 0..200 {
+        store.commit(large(&format!("t{i}"), 64 << 10)).await.unwrap();
+        largest = largest.max(file_size(&wal));
+    }
+    // 200 × 64 KiB = 12.5 MiB went through the log; it held `after` (256 KiB) and what
+    // was committed during a checkpoint, then started again from its beginning.
+    assert!(largest <= 4 << 20, "the log grew to {largest} bytes");
+    let stats = store.pool.checkpoints.as_ref().unwrap().stats();
+    assert!(stats.restarted > 0, "{stats:?}");
+    assert_eq!(stats.last_error, None);
+    // Everything but what the log holds was copied into the database file.
+    assert!(file_size(&path) >= 200 * (64 << 10) - (2 << 20), "{} bytes", file_size(&path));
+    drop(store);
+    let reopened = SqliteStore::open(&path).unwrap();
+    let page = reopened.list_tasks("", ListQuery { page_size: 1000, ..ListQuery::default() }).await.unwrap();
+    assert_eq!(page.tasks.len(), 200);
+    for task in &page.tasks {
+        assert_eq!(task.body.len(), (64 << 10) + 10, "{:?}", task.key);
+        assert_eq!(reopened.read_events(&task.key, 0, 10).await.unwrap().events.len(), 1);
+    }
+}
+
+#[tokio::test]
+async fn an_idle_store_truncates_its_log_and_goes_on_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a2a.db");
+    let idle = Limits { idle: Duration::from_millis(20), ..SMALL };
+    let store = SqliteStore::open_with(&path, idle).unwrap();
+    let wal = dir.path().join("a2a.db-wal");
+    for i in 0..3 {
+        store.commit(large(&format!("t{i}"), 100 << 10)).await.unwrap();
+    }
+    assert!(file_size(&wal) > 0);
+    let checkpoints = Arc::clone(store.pool.checkpoints.as_ref().unwrap());
+    assert!(checkpoints.wait_for(Duration::from_secs(30), |stats| stats.truncated >= 1), "{:?}", checkpoints.stats());
+    assert_eq!(file_size(&wal), 0, "the log file is cut to nothing");
+    // The next commit starts a new log, and the next idle period cuts it again.
+    store.commit(large("t3", 100 << 10)).await.unwrap();
+    assert!(file_size(&wal) > 0);
+    assert!(checkpoints.wait_for(Duration::from_secs(30), |stats| stats.truncated >= 2), "{:?}", checkpoints.stats());
+    assert_eq!(file_size(&wal), 0);
+    let page = store.list_tasks("", ListQuery { page_size: 10, ..ListQuery::default() }).await.unwrap();
+    assert_eq!(page.tasks.len(), 4);
+    assert_eq!(checkpoints.stats().last_error, None);
+}
+
+#[test]
+fn an_in_memory_store_has_no_checkpointer() {
+    let store = SqliteStore::open_in_memory().unwrap();
+    assert!(store.pool.checkpoints.is_none());
+}
