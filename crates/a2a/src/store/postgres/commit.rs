@@ -88,6 +88,9 @@ pub(super) const MAX_PAYLOAD: usize = 7_999;
 /// retry can cure (see [`retryable`]).
 const ATTEMPTS: u32 = 5;
 
+/// PostgreSQL's answer to one request of a flight, to come.
+type Answer<'a, T> = Pin<Box<dyn Future<Output = Result<T, tokio_postgres::Error>> + Send + 'a>>;
+
 /// The statements of a commit transaction, prepared on this connection.
 struct Prepared {
     lock: Statement,
@@ -225,8 +228,7 @@ impl Session<'_> {
         } else {
             let params: Vec<[&(dyn ToSql + Sync); 2]> =
                 keys.iter().map(|key| [&key.tenant as _, &key.id as _]).collect();
-            let mut flight: Vec<Pin<Box<dyn Future<Output = Result<Vec<Row>, tokio_postgres::Error>> + Send + '_>>> =
-                Vec::with_capacity(keys.len() + 1);
+            let mut flight: Vec<Answer<'_, Vec<Row>>> = Vec::with_capacity(keys.len() + 1);
             flight.push(Box::pin(async move { client.batch_execute("BEGIN").await.map(|()| Vec::new()) }));
             let lock = &prepared.lock;
             for params in &params {
@@ -296,11 +298,10 @@ impl Session<'_> {
             .map(|(_, write)| (&write.body[..], write.bodies.iter().map(|body| &body[..]).collect()))
             .collect();
         let params: Vec<Vec<&(dyn ToSql + Sync)>> = (writes.iter().zip(&bodies))
-            .map(|((_, write), (body, events))| write.params(body, events, &own_notice))
+            .map(|((_, write), (body, events))| write.params(body, events, &own_notice as &(dyn ToSql + Sync)))
             .collect();
         let notify: [&(dyn ToSql + Sync); 2] = [&NOTIFY_CHANNEL, &notices];
-        let mut flight: Vec<Pin<Box<dyn Future<Output = Result<u64, tokio_postgres::Error>> + Send + '_>>> =
-            Vec::with_capacity(writes.len() + 3);
+        let mut flight: Vec<Answer<'_, u64>> = Vec::with_capacity(writes.len() + 3);
         let begin = !in_transaction && !alone;
         if begin {
             flight.push(Box::pin(async move { client.batch_execute("BEGIN").await.map(|()| 0) }));
@@ -445,9 +446,9 @@ impl Write {
     /// its events', `notice` the notice of a create alone.
     fn params<'a>(
         &'a self,
-        body: &'a &'a [u8],
-        bodies: &'a Vec<&'a [u8]>,
-        notice: &'a Option<&'a str>,
+        body: &'a (dyn ToSql + Sync),
+        bodies: &'a (dyn ToSql + Sync),
+        notice: &'a (dyn ToSql + Sync),
     ) -> Vec<&'a (dyn ToSql + Sync)> {
         let row: [&'a (dyn ToSql + Sync); 9] = [
             &self.key.tenant,

@@ -6,9 +6,10 @@
 //! every key column so that ids compare byte by byte, as SQLite and the memory store
 //! compare them: the same list order and the same cursors on every backend.
 //!
-//! **Concurrency.** Transactions run at READ COMMITTED. A commit reads its task with
+//! **Concurrency.** Transactions run at READ COMMITTED. An update reads its task with
 //! `SELECT … FOR UPDATE`, so a concurrent commit to the same task (from this process or
-//! another) waits for the first and then sees its version; the update repeats
+//! another) waits for the first and then sees its version; the store checks it
+//! (`crate::store::commit::check`, the check of every store) and the update repeats
 //! `WHERE version = $expected`. Two creators of one task meet in the primary key
 //! (`INSERT … ON CONFLICT DO NOTHING`): the second waits for the first and gets
 //! [`StoreError::Exists`]. Delivery claims take the due outbox rows with
@@ -17,22 +18,25 @@
 //! `INSERT … ON CONFLICT DO NOTHING`.
 //!
 //! **Group commit.** As in the SQLite store, commits queue up and a committer takes every
-//! queued commit (up to [`MAX_BATCH`]) into one transaction, each commit in a savepoint
-//! of its own so that one that fails is rolled back alone. Up to
+//! queued commit (up to [`MAX_BATCH`]) into one transaction, in one or two round trips
+//! (`commit.rs`: the locks of the tasks it updates, then every write, one notice and
+//! `COMMIT` in one flight); a commit whose statement fails is answered with its error and
+//! the rest of the batch runs again without it. Up to
 //! [`PostgresOptions::commit_lanes`] committers run at once, each on its own connection,
-//! so commits to different tasks are not held behind one connection. A batch applies
-//! its commits sorted by task key (a stable sort: one task's commits keep their order),
+//! so commits to different tasks are not held behind one connection. A batch locks and
+//! writes its tasks sorted by key (a stable sort: one task's commits keep their order),
 //! so every transaction takes its row locks in the same order and two batches never
-//! deadlock. A lone commit is a batch of one and runs without a savepoint. Each caller is
-//! answered once the transaction has committed; if `COMMIT` fails, every commit of the
-//! batch fails with it. The committer runs as a task of its own, so a caller that goes
+//! deadlock. A create alone is one statement. Each caller is answered once the
+//! transaction has committed; if `COMMIT` fails, every commit of the batch fails with it. The committer runs as a task of its own, so a caller that goes
 //! away does not stop it: a cancelled commit may still be stored, as with SQLite.
 //! [`PostgresStore::commit_batch`] runs a given batch directly.
 //!
-//! **NOTIFY.** A commit that appends events also runs `pg_notify` on
-//! [`NOTIFY_CHANNEL`] inside its transaction (so the notice is sent when, and only if,
-//! the commit is), with the payload `{"tenant":"…","id":"…","last_seq":N}` (JSON; `N` is
-//! the highest sequence number of the task after the commit). A key too long for
+//! **NOTIFY.** A commit transaction that appends events also runs `pg_notify` on
+//! [`NOTIFY_CHANNEL`] inside the transaction (so the notice is sent when, and only if,
+//! the transaction commits), once for the whole batch, with the payload
+//! `{"tenant":"…","id":"…","last_seq":N}` for one task, or a JSON array of those for
+//! several (`N` is the highest sequence number of the task after the batch; a batch too
+//! big for one payload sends several). A key too long for
 //! PostgreSQL's payload limit (8,000 bytes) is sent as `{"tenant":null,"id":null,
 //! "last_seq":N}`: some task has new events, and a listener must re-read every task it
 //! follows. [`PgListener`] (`listener.rs`) is the receiving side: one connection per
@@ -266,9 +270,9 @@ impl PostgresStore {
         self.inner.stats.read()
     }
 
-    /// Applies several commits in one transaction, each in a savepoint of its own (see
-    /// "Group commit"), and returns their outcomes in the order given. A commit that fails
-    /// is rolled back alone; if the transaction itself fails, every commit fails.
+    /// Applies several commits in one transaction (see "Group commit") and returns their
+    /// outcomes in the order given. A commit that fails is answered alone and the others
+    /// are still stored; if the transaction itself fails, every commit fails.
     pub async fn commit_batch(&self, commits: Vec<Commit>) -> Vec<Result<Committed, StoreError>> {
         self.inner.commit_batch(commits).await
     }
