@@ -40,5 +40,8 @@ mod text;
 
 pub use card::AgentCardBuilder;
 pub use generated::v1;
+/// The protobuf codec of the generated types (the gRPC binding's wire form).
+#[cfg(all(feature = "grpc", any(feature = "client", feature = "server")))]
+pub use generated::v1_proto;
 pub use protojson::{Bytes, Timestamp};
 pub use text::Text;

@@ -10,6 +10,7 @@
 //! `vectors/baselines/a2a-rust.json` that passes (stale baseline), except flows whose
 //! reason starts with `race:`. `AGENTPROTO_VECTORS=a2a/v1/GetTask/,-a2a/v1/version`
 //! selects by id prefix.
+#![cfg(all(feature = "client", feature = "server"))]
 
 #[path = "vectors/answers.rs"]
 mod answers;

@@ -1,8 +1,11 @@
-//! Code generated from `spec/a2a/` and `rules/a2a.toml`: see `codegen/agentproto_codegen/proto.py`
-//! `a2a_errors.py` and `a2a_v03.py`.
+//! Code generated from `spec/a2a/` and `rules/a2a.toml` by `codegen/`: the types and their
+//! ProtoJSON codecs (`proto.py`, `rust_a2a.py`), the error table (`a2a_errors.py`), the 0.3
+//! conversion tables (`a2a_v03.py`, read by the server's 0.3 binding) and the protobuf codec
+//! (`rust_a2a_proto.py`, for gRPC).
 
 pub mod errors;
-pub mod v03;
 pub mod v1;
+#[cfg(feature = "server")]
+pub mod v03;
 #[cfg(all(feature = "grpc", any(feature = "client", feature = "server")))]
 pub mod v1_proto;

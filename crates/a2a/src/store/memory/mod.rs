@@ -149,15 +149,15 @@ impl MemoryStore {
             last_seq: entry.last_seq,
             lease_until_ms: entry.record.lease.as_ref().map(|lease| lease.until_ms),
         });
-        let Checked { version, last_seq, .. } = check(&commit, stored)?;
+        let checked = check(&commit, stored)?;
+        let Checked { version, last_seq, .. } = checked;
 
         let mut record = commit.task;
         record.version = version;
         let (ts, terminal) = (record.status_ts_ms, record.terminal);
         let mut appended = Vec::with_capacity(commit.events.len());
         for (offset, (body, last)) in commit.events.into_iter().enumerate() {
-            let seq = last_seq + offset as u64 + 1;
-            appended.push(EventRecord { seq, body, last });
+            appended.push(EventRecord { seq: checked.seq(offset), body, last });
         }
         let keep = self.options.max_events_per_task.max(1);
         // The entry is updated in place; the list and eviction indexes change only when
