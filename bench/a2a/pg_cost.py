@@ -14,7 +14,9 @@ the sends of the run:
   store's own counters — commits, round trips (exchanges the store awaited: statements sent
   together in one flight count once), statements and transactions;
 - from PostgreSQL: committed transactions of the database (`pg_stat_database.xact_commit`,
-  read once the backends have flushed their counters) and statements executed in it
+  read once the backends have published their counters; a LISTENing backend commits one
+  more transaction for each notice it reads, so with N replicas listening this is the
+  store's transactions plus N per notice) and statements executed in it
   (`pg_stat_statements`, utility statements such as BEGIN and COMMIT included);
 - from /proc/PID/schedstat (ns): CPU time of the PostgreSQL processes — the backends serving the
   database, and every other child of the postmaster (WAL writer, checkpointer, ...) — and of
