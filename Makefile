@@ -9,7 +9,7 @@ CARGO ?= cargo
 # the benchmark's adapters, and the sync channel's real peer (typescript 7.0.2's `tsc --api`).
 NODE_DIRS := ts interop/official/acp-ts bench/ts interop/tsc-api
 
-.PHONY: help dev venv node-deps version-check crates-package-check readme-test python-package-test test lint fmt codegen codegen-test codegen-check pins-check vectors vectors-lint vectors-author rust-test python-test python-lint ts-build ts-test ts-lint doc clean bench bench-smoke bench-lint
+.PHONY: help dev venv node-deps version-check crates-package-check readme-test python-package-test test lint fmt codegen codegen-test codegen-check pins-check vectors vectors-lint vectors-author rust-test python-test python-lint ts-build ts-test ts-lint doc clean bench bench-pg-cost bench-smoke bench-lint
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 18
@@ -109,6 +109,9 @@ doc: ## Build the Rust API docs
 
 bench: venv node-deps ## The cross-SDK benchmark, report in bench/results/ (QUICK=1: fewer runs, under 2 minutes once built)
 	$(VENV)/bin/python bench/run.py $(if $(QUICK),--quick)
+
+bench-pg-cost: venv ## What a SendMessage costs the PostgreSQL store (round trips, statements, transactions, CPU), sequential and at 50 connections
+	$(PYTHON) bench/a2a/pg_cost.py
 
 bench-smoke: ## Every benchmark adapter with tiny counts, its output checked (no timings; dev build)
 	$(CARGO) fmt --manifest-path bench/rust/Cargo.toml --all --check
