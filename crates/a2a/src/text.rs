@@ -1,12 +1,14 @@
 //! [`Text`]: the content of a text part, shared instead of copied.
 
 use std::borrow::Borrow;
+use std::cell::RefCell;
 use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
 
 use serde::de::{Deserialize, Deserializer, Visitor};
 use serde::ser::{Serialize, Serializer};
+use serde_json::value::RawValue;
 
 /// The text of a [`Part`](crate::v1::Part): an immutable string whose clones share one
 /// buffer.
@@ -123,9 +125,52 @@ impl PartialEq<String> for Text {
 }
 
 impl Serialize for Text {
+    /// A JSON string. A large text met again inside [`escaping_once`] is written from the
+    /// escaped copy made when it was first met.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.0.len() >= ESCAPE_ONCE_FROM {
+            let raw = ESCAPED.with(|escaped| {
+                let mut escaped = escaped.borrow_mut();
+                let texts = escaped.as_mut()?;
+                if let Some((_, raw)) = texts.iter().find(|(text, _)| Arc::ptr_eq(text, &self.0)) {
+                    return Some(Arc::clone(raw));
+                }
+                let raw: Arc<RawValue> = serde_json::value::to_raw_value(&*self.0).ok()?.into();
+                texts.push((Arc::clone(&self.0), Arc::clone(&raw)));
+                Some(raw)
+            });
+            if let Some(raw) = raw {
+                return raw.serialize(s);
+            }
+        }
         s.serialize_str(&self.0)
     }
+}
+
+/// Texts from this length on are escaped once per [`escaping_once`].
+const ESCAPE_ONCE_FROM: usize = 64 << 10;
+
+thread_local! {
+    /// The escaped JSON strings of the large texts met so far inside [`escaping_once`]
+    /// on this thread (`None` outside it).
+    static ESCAPED: RefCell<Option<Vec<(Arc<str>, Arc<RawValue>)>>> = const { RefCell::new(None) };
+}
+
+/// Runs `encode`, in which each large [`Text`] (one buffer, however many clones) is
+/// JSON-escaped once however many times it is serialized: a store commit encodes a task
+/// and its events, which hold the same message text (the task's history, the first
+/// event's task). Only for `serde_json` serializers: inside, a large text serializes as a
+/// `serde_json` raw value. The escaped copies are dropped when `encode` returns.
+pub(crate) fn escaping_once<T>(encode: impl FnOnce() -> T) -> T {
+    struct Restore(Option<Vec<(Arc<str>, Arc<RawValue>)>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let outer = self.0.take();
+            ESCAPED.with(|escaped| *escaped.borrow_mut() = outer);
+        }
+    }
+    let _restore = Restore(ESCAPED.with(|escaped| escaped.replace(Some(Vec::new()))));
+    encode()
 }
 
 impl<'de> Deserialize<'de> for Text {
@@ -168,6 +213,31 @@ mod tests {
         assert!(Text::ptr_eq(&a, &b));
         assert_eq!(a.as_ptr(), b.as_ptr());
         assert!(!Text::ptr_eq(&a, &Text::from(a.as_str())));
+    }
+
+    #[test]
+    fn a_large_text_is_escaped_once_and_encodes_to_the_same_bytes() {
+        let text = Text::from(format!("{}\"quoted\"\n\u{1}é", "x".repeat(ESCAPE_ONCE_FROM)));
+        let two = (text.clone(), vec![text.clone()]);
+        let plain = serde_json::to_vec(&serde_json::json!([text.as_str(), [text.as_str()]])).unwrap();
+        let once = escaping_once(|| {
+            let first = serde_json::to_vec(&two).unwrap();
+            let escaped = ESCAPED.with(|escaped| escaped.borrow().as_ref().map(Vec::len));
+            assert_eq!(escaped, Some(1), "one escaped copy for the two clones");
+            let again = serde_json::to_vec(&text).unwrap();
+            (first, again)
+        });
+        assert_eq!(once.0, plain);
+        assert_eq!(once.1, serde_json::to_vec(text.as_str()).unwrap());
+        assert_eq!(ESCAPED.with(|escaped| escaped.borrow().is_none()), true, "dropped after");
+        // A text with the same content in another buffer is escaped on its own.
+        let other = Text::from(text.as_str());
+        let both = escaping_once(|| {
+            let bytes = serde_json::to_vec(&(&text, &other)).unwrap();
+            (bytes, ESCAPED.with(|escaped| escaped.borrow().as_ref().map(Vec::len)))
+        });
+        assert_eq!(both.1, Some(2));
+        assert_eq!(both.0, serde_json::to_vec(&(text.as_str(), text.as_str())).unwrap());
     }
 
     #[test]

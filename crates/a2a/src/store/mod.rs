@@ -291,11 +291,16 @@ pub struct Commit {
 impl Commit {
     /// The commit with its task and events as bytes, which a database store writes: it
     /// encodes them on the caller's thread, before the commit is queued.
+    /// A large text the task and its events share (the message of the task's history
+    /// and of its first event) is escaped once for all of them.
     pub fn encoded(mut self) -> Result<Commit, StoreError> {
-        self.task.body.encode()?;
-        for (body, _) in &mut self.events {
-            body.encode()?;
-        }
+        crate::text::escaping_once(|| {
+            self.task.body.encode()?;
+            for (body, _) in &mut self.events {
+                body.encode()?;
+            }
+            Ok(())
+        })?;
         Ok(self)
     }
 }
