@@ -19,6 +19,10 @@
 //! of failing at once, and foreign keys are on, so that deleting a task removes its
 //! events, push configs and queued deliveries with it.
 //!
+//! **Checkpoints** never run inside a commit: the writer has `wal_autocheckpoint = 0`,
+//! and a checkpointer thread of the store's own copies the log into the database file
+//! and keeps the log bounded (`checkpoint.rs`). It ends with the committer.
+//!
 //! A commit its checks refuse (a version conflict, a missing task) has written nothing
 //! and the other commits of its batch stand. One that fails halfway through its writes
 //! makes the committer roll the transaction back and run the batch again with each
