@@ -147,13 +147,16 @@ impl Serialize for Text {
     }
 }
 
+/// Each large text met inside [`escaping_once`] (its buffer) and its escaped JSON string.
+type Escaped = Vec<(Arc<str>, Arc<RawValue>)>;
+
 /// Texts from this length on are escaped once per [`escaping_once`].
 const ESCAPE_ONCE_FROM: usize = 64 << 10;
 
 thread_local! {
     /// The escaped JSON strings of the large texts met so far inside [`escaping_once`]
     /// on this thread (`None` outside it).
-    static ESCAPED: RefCell<Option<Vec<(Arc<str>, Arc<RawValue>)>>> = const { RefCell::new(None) };
+    static ESCAPED: RefCell<Option<Escaped>> = const { RefCell::new(None) };
 }
 
 /// Runs `encode`, in which each large [`Text`] (one buffer, however many clones) is
@@ -162,7 +165,7 @@ thread_local! {
 /// event's task). Only for `serde_json` serializers: inside, a large text serializes as a
 /// `serde_json` raw value. The escaped copies are dropped when `encode` returns.
 pub(crate) fn escaping_once<T>(encode: impl FnOnce() -> T) -> T {
-    struct Restore(Option<Vec<(Arc<str>, Arc<RawValue>)>>);
+    struct Restore(Option<Escaped>);
     impl Drop for Restore {
         fn drop(&mut self) {
             let outer = self.0.take();
@@ -229,7 +232,7 @@ mod tests {
         });
         assert_eq!(once.0, plain);
         assert_eq!(once.1, serde_json::to_vec(text.as_str()).unwrap());
-        assert_eq!(ESCAPED.with(|escaped| escaped.borrow().is_none()), true, "dropped after");
+        assert!(ESCAPED.with(|escaped| escaped.borrow().is_none()), "dropped after");
         // A text with the same content in another buffer is escaped on its own.
         let other = Text::from(text.as_str());
         let both = escaping_once(|| {
