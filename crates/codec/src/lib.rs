@@ -35,7 +35,7 @@ pub use kind::DecodeErrorKind;
 pub use maybe::MaybeUndefined;
 pub use nesting::nesting_exceeds;
 #[doc(hidden)]
-pub use path::set_careful_only;
+pub use path::{push_key, set_careful_only};
 pub use raw::{RawJson, RawObject};
 pub use want::{Want, Wants};
 

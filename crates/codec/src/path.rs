@@ -158,7 +158,9 @@ pub(crate) fn render(path: &[Seg]) -> String {
     out
 }
 
-fn push_key(out: &mut String, key: &str) {
+/// Appends member `key` to a JSON path: `.key` for an identifier-like key, `["key"]` (a JSON
+/// string literal) otherwise. Every path this crate and its users write spells keys so.
+pub fn push_key(out: &mut String, key: &str) {
     let plain = !key.is_empty()
         && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
         && !key.starts_with(|c: char| c.is_ascii_digit());

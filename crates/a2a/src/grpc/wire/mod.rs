@@ -202,8 +202,8 @@ impl<'a> At<'a> {
                 Step::Index(i) => {
                     let _ = write!(out, "[{i}]");
                 }
-                Step::Key(k) => push_key(&mut out, k),
-                Step::Entry(k) => push_key(&mut out, k),
+                Step::Key(k) => agentproto_codec::push_key(&mut out, k),
+                Step::Entry(k) => agentproto_codec::push_key(&mut out, k),
             }
         }
         out
@@ -259,20 +259,6 @@ impl<'a> At<'a> {
     pub fn not_listed(&self, number: i32, names: &[&str]) -> DecodeError {
         let listed: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
         self.error(DecodeErrorKind::NotListed, format!("one of {}", listed.join(", ")), format!("the integer {number}"))
-    }
-}
-
-fn push_key(out: &mut String, key: &str) {
-    let plain = !key.is_empty()
-        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
-        && !key.starts_with(|c: char| c.is_ascii_digit());
-    if plain {
-        out.push('.');
-        out.push_str(key);
-    } else {
-        out.push('[');
-        out.push_str(&serde_json::to_string(key).unwrap_or_default());
-        out.push(']');
     }
 }
 
