@@ -4,8 +4,8 @@
 //! (`rust_a2a_proto.py`, for gRPC).
 
 pub mod errors;
-pub mod v1;
 #[cfg(feature = "server")]
 pub mod v03;
+pub mod v1;
 #[cfg(all(feature = "grpc", any(feature = "client", feature = "server")))]
 pub mod v1_proto;
