@@ -164,6 +164,7 @@ thread_local! {
 /// and its events, which hold the same message text (the task's history, the first
 /// event's task). Only for `serde_json` serializers: inside, a large text serializes as a
 /// `serde_json` raw value. The escaped copies are dropped when `encode` returns.
+#[cfg(feature = "server")]
 pub(crate) fn escaping_once<T>(encode: impl FnOnce() -> T) -> T {
     struct Restore(Option<Escaped>);
     impl Drop for Restore {
