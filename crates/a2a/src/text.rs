@@ -220,6 +220,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "server")]
     fn a_large_text_is_escaped_once_and_encodes_to_the_same_bytes() {
         let text = Text::from(format!("{}\"quoted\"\n\u{1}é", "x".repeat(ESCAPE_ONCE_FROM)));
         let two = (text.clone(), vec![text.clone()]);
