@@ -49,7 +49,7 @@ def rust_shape(s: Shape) -> str:
 PREAMBLE = """\
 //! The A2A 0.3 <-> 1.0 shapes and the 0.3 JSON-RPC methods, as tables walked by
 //! `crate::compat::v03` (its `engine.rs`). The hand-written conversions they name
-//! ([`ValueFn`], [`MembersFn`]) are functions in `compat/v03/custom.rs`.
+//! (`ValueFn`, `MembersFn`) are functions in `compat/v03/custom.rs`.
 
 use crate::generated::v1::Operation;
 

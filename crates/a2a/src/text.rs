@@ -125,7 +125,7 @@ impl PartialEq<String> for Text {
 }
 
 impl Serialize for Text {
-    /// A JSON string. A large text met again inside [`escaping_once`] is written from the
+    /// A JSON string. A large text met again inside `escaping_once` is written from the
     /// escaped copy made when it was first met.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         if self.0.len() >= ESCAPE_ONCE_FROM {

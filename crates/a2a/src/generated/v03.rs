@@ -4,7 +4,7 @@
 // and spec/a2a/v1.0/a2a.proto sha256 e195bf96ab630c69797851970203e1b2b6b19528f2e9803b7d904b91a5104016.
 //! The A2A 0.3 <-> 1.0 shapes and the 0.3 JSON-RPC methods, as tables walked by
 //! `crate::compat::v03` (its `engine.rs`). The hand-written conversions they name
-//! ([`ValueFn`], [`MembersFn`]) are functions in `compat/v03/custom.rs`.
+//! (`ValueFn`, `MembersFn`) are functions in `compat/v03/custom.rs`.
 
 use crate::generated::v1::Operation;
 
