@@ -83,11 +83,6 @@ const CARD_GET: &[u8] = b"GET /.well-known/agent-card.json HTTP/1.1\r\nHost: x\r
 async fn idle_connections_are_closed() {
     let idle = Duration::from_millis(300);
     let srv = limited(HttpOptions { idle_timeout: idle, ..relaxed() }).await;
-    // Never a byte.
-    let opened = Instant::now();
-    let mut silent = connect(&srv).await;
-    assert!(until_closed(&mut silent).await.is_empty());
-    assert!(opened.elapsed() >= idle, "closed before the idle timeout");
     // A keep-alive connection after its answer.
     let mut kept = connect(&srv).await;
     // The server's idle clock starts when it has written the answer, which is after this
@@ -98,6 +93,25 @@ async fn idle_connections_are_closed() {
     assert!(head.starts_with("http/1.1 200"), "{head}");
     assert!(until_closed(&mut kept).await.is_empty());
     assert!(sent.elapsed() >= idle);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_that_never_speaks_is_closed_after_the_header_timeout() {
+    // See: issue 35, item 4 (it was held for the idle timeout).
+    let header = Duration::from_millis(300);
+    let srv = limited(HttpOptions { header_timeout: header, ..relaxed() }).await;
+    let opened = Instant::now();
+    let mut silent = connect(&srv).await;
+    assert!(until_closed(&mut silent).await.is_empty());
+    let took = opened.elapsed();
+    assert!(took >= header, "closed before the header timeout: {took:?}");
+    assert!(took < Duration::from_secs(30), "the idle timeout (60 s) did it: {took:?}");
+    // A first head sent slowly gets no more than the header timeout from the accept.
+    let opened = Instant::now();
+    let mut slow = connect(&srv).await;
+    slow.write_all(b"GET /.well-known/agent-card.json HTTP/1.1\r\n").await.unwrap();
+    assert!(until_closed(&mut slow).await.is_empty());
+    assert!(opened.elapsed() < Duration::from_secs(30));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

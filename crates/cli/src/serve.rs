@@ -64,13 +64,14 @@ pub(crate) struct Args {
     /// Seconds a plain echo stays WORKING before completing (older a2a-tck revisions poll for it).
     #[arg(long, default_value_t = 0.0)]
     echo_delay: f64,
-    /// Seconds a request's head (request line and headers) may take from its first byte.
+    /// Seconds a request's head (request line and headers) may take: the first from the
+    /// connection's accept, later ones on a kept-alive connection from their first byte.
     #[arg(long, default_value_t = 15.0)]
     header_timeout: f64,
     /// Seconds a request's whole body may take once it is read (408 after that).
     #[arg(long, default_value_t = 60.0)]
     body_timeout: f64,
-    /// Seconds a connection with no request in progress stays open.
+    /// Seconds a kept-alive connection with no request in progress stays open.
     #[arg(long, default_value_t = 60.0)]
     idle_timeout: f64,
     /// The most connections served at once (one more is answered 503).

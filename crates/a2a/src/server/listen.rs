@@ -4,11 +4,18 @@
 //! - **Connections.** At most [`ConnLimits::max_connections`] are served at once; one
 //!   more is answered `503 Service Unavailable` (`Retry-After: 1`) and closed, so that a
 //!   flood of idle sockets cannot hold every client out without an answer.
-//! - **Idle.** A connection with no request in progress (a fresh one, or a keep-alive one
-//!   between requests) is closed after [`ConnLimits::idle_timeout`] without a byte.
-//! - **Header.** Once a request's first byte is in, its head (request line and headers)
-//!   must be complete within [`ConnLimits::header_timeout`], however slowly the bytes
-//!   keep coming; otherwise the connection is closed.
+//! - **Header.** A fresh connection must send its first request's head (request line
+//!   and headers) within [`ConnLimits::header_timeout`] of being accepted, so that one
+//!   that never sends a byte holds its slot no longer than that. On a kept-alive
+//!   connection the clock starts again at the next request's first byte; either way the
+//!   head must be complete in time, however slowly its bytes keep coming, or the
+//!   connection is closed.
+//! - **Idle.** A kept-alive connection with no request in progress (between requests)
+//!   is closed after [`ConnLimits::idle_timeout`] without a byte.
+//!
+//! hyper's own `header_read_timeout` is not used (the builder is given no timer): it
+//! knows nothing of the idle phase between requests, and one watchdog per connection
+//! (below) serves all the clocks.
 //! - **Body.** The body is read by the handler, which bounds it (`HttpOptions::body_timeout`,
 //!   answered 408); a request whose body is not read goes back to the header clock
 //!   while hyper drains it.
@@ -151,8 +158,10 @@ struct Watch {
 }
 
 impl Watch {
+    /// The watch of a connection accepted now: its first head is due from this instant
+    /// (a fresh connection is not given the idle timeout).
     fn new() -> Arc<Self> {
-        Arc::new(Watch { phase: Mutex::new(Phase::Idle(Instant::now())) })
+        Arc::new(Watch { phase: Mutex::new(Phase::Head(Instant::now())) })
     }
 
     fn update(&self, f: impl FnOnce(Phase) -> Phase) {
@@ -386,17 +395,13 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn the_watchdog_fires_when_the_current_phase_runs_out_and_never_while_busy() {
+        // A fresh connection has the header timeout, not the idle one.
         let watch = Watch::new();
         let mut dog = Watchdog::new(Arc::clone(&watch), limits());
         assert!(!ran_out(&mut dog).await);
-        tokio::time::advance(Duration::from_secs(9)).await;
-        assert!(!ran_out(&mut dog).await, "idle for 9 s of 10");
-        // A head starts: its deadline is earlier than the idle one, and it is the one
-        // that counts.
-        watch.read_some();
-        assert!(!ran_out(&mut dog).await);
+        watch.read_some(); // its first bytes do not restart the clock
         tokio::time::advance(Duration::from_millis(1_001)).await;
-        assert!(ran_out(&mut dog).await, "a head that took more than 1 s");
+        assert!(ran_out(&mut dog).await, "a first head not in within 1 s of the accept");
 
         let watch = Watch::new();
         let mut dog = Watchdog::new(Arc::clone(&watch), limits());
@@ -404,12 +409,24 @@ mod tests {
         let request = watch.begin();
         tokio::time::advance(Duration::from_secs(100)).await;
         assert!(!ran_out(&mut dog).await, "a request in progress has no deadline");
-        // The timer set for the first idle phase fired meanwhile; the next idle phase
-        // counts from the end of the request.
+        // The timer set for the first head fired meanwhile; the idle phase counts from
+        // the end of the request.
         drop(request);
         tokio::time::advance(Duration::from_secs(9)).await;
+        assert!(!ran_out(&mut dog).await, "idle for 9 s of 10");
+        // The next head starts: its deadline is earlier than the idle one, and it is the
+        // one that counts.
+        watch.read_some();
         assert!(!ran_out(&mut dog).await);
         tokio::time::advance(Duration::from_millis(1_001)).await;
-        assert!(ran_out(&mut dog).await);
+        assert!(ran_out(&mut dog).await, "a head that took more than 1 s");
+
+        let watch = Watch::new();
+        let mut dog = Watchdog::new(Arc::clone(&watch), limits());
+        drop(watch.begin());
+        tokio::time::advance(Duration::from_millis(9_999)).await;
+        assert!(!ran_out(&mut dog).await);
+        tokio::time::advance(Duration::from_millis(2)).await;
+        assert!(ran_out(&mut dog).await, "idle for more than 10 s between requests");
     }
 }

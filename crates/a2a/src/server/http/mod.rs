@@ -60,11 +60,14 @@ pub struct HttpOptions {
     /// A request's whole body must arrive within this, once its handler reads it;
     /// otherwise 408 and the connection is closed.
     pub body_timeout: Duration,
-    /// A request's head (request line and headers) must arrive within this from its
-    /// first byte; otherwise the connection is closed. Applies under [`crate::server::A2aServer::serve`].
+    /// A request's head (request line and headers) must arrive within this: the first
+    /// one from the connection's accept (so a connection that never sends a byte is
+    /// closed after this), later ones on a kept-alive connection from their first byte;
+    /// otherwise the connection is closed. Applies under [`crate::server::A2aServer::serve`].
     pub header_timeout: Duration,
-    /// A connection with no request in progress is closed after this long without a new
-    /// one (before the first request too). Applies under [`crate::server::A2aServer::serve`].
+    /// A kept-alive connection with no request in progress is closed after this long
+    /// without a new one (a fresh connection has the header timeout instead). Applies
+    /// under [`crate::server::A2aServer::serve`].
     pub idle_timeout: Duration,
     /// The most connections served at once; one more is answered 503 and closed.
     /// Applies under [`crate::server::A2aServer::serve`].
