@@ -290,6 +290,50 @@ async fn broken_chunked_framing_is_400() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codings_the_server_does_not_decode_are_refused() {
+    // See: issue 35, item 5 (both were answered 200, the body read as plain JSON).
+    let srv = limited(relaxed()).await;
+    for path in ["/", "/a2a/rest/message:send"] {
+        let params =
+            format!(r#"{{"message":{{"messageId":"{}","role":"ROLE_USER","parts":[{{"text":"hi"}}]}}}}"#, mid("plain"));
+        let body = if path == "/" {
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{params}}}"#)
+        } else {
+            params
+        };
+        let mut conn = connect(&srv).await;
+        let chunked = format!("{:x}\r\n{body}\r\n0\r\n\r\n", body.len());
+        let req = format!(
+            "POST {path} HTTP/1.1\r\nHost: x\r\nA2A-Version: 1.0\r\nContent-Type: application/json\r\n\
+             Transfer-Encoding: gzip, chunked\r\n\r\n{chunked}"
+        );
+        conn.write_all(req.as_bytes()).await.unwrap();
+        let raw = until_closed(&mut conn).await;
+        assert_eq!(status_line(&raw), "HTTP/1.1 501 Not Implemented", "{path}: {}", String::from_utf8_lossy(&raw));
+
+        let mut conn = connect(&srv).await;
+        let req = format!(
+            "POST {path} HTTP/1.1\r\nHost: x\r\nA2A-Version: 1.0\r\nContent-Type: application/json\r\n\
+             Content-Encoding: gzip\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        conn.write_all(req.as_bytes()).await.unwrap();
+        let (head, _) = one_response(&mut conn).await;
+        assert!(head.starts_with("http/1.1 415"), "{path}: {head}");
+        assert!(head.contains("\r\naccept-encoding: identity"), "{path}: {head}");
+        // `identity` is no coding at all, and the same connection goes on.
+        let req = format!(
+            "POST {path} HTTP/1.1\r\nHost: x\r\nA2A-Version: 1.0\r\nContent-Type: application/json\r\n\
+             Content-Encoding: identity\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        conn.write_all(req.as_bytes()).await.unwrap();
+        let (head, _) = one_response(&mut conn).await;
+        assert!(head.starts_with("http/1.1 200"), "{path}: {head}");
+    }
+}
+
 /// `SendMessage` params (as text: serde_json's own `Value` stops at 128 levels) whose
 /// one data part nests `depth` arrays; no history in the answer, which would nest it.
 fn nested(depth: usize) -> String {

@@ -7,7 +7,8 @@
 //! codec the JSON-RPC binding uses. Both bindings then call the same [`Core`].
 //!
 //! Here: the options, the card, versions and the call context; the bindings in
-//! `jsonrpc.rs` and `rest.rs`, their streams in `sse.rs`.
+//! `jsonrpc.rs` and `rest.rs`, their streams in `sse.rs`, and in `codings.rs` the
+//! refusal of requests in transfer or content codings the server does not decode.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -33,6 +34,7 @@ use crate::server::core::{Answer, CallContext, Core, EventStream, StreamOut};
 use crate::server::layers::Authentication;
 use crate::v1::{Operation, QueryKind, Request, QUERY_FALSE, QUERY_TRUE};
 
+mod codings;
 mod jsonrpc;
 mod rest;
 mod sse;
@@ -146,6 +148,7 @@ pub(crate) fn router<E: AgentExecutor>(app: Arc<App<E>>) -> Router {
         .route("/.well-known/agent.json", get(card::<E>))
         .route(&jsonrpc_path, post(jsonrpc::<E>))
         .fallback(rest::<E>)
+        .layer(axum::middleware::from_fn(codings::check_codings))
         .with_state(app)
 }
 
