@@ -357,16 +357,50 @@ async fn send_raw(srv: &Server, b: B, params: &str) -> Reply {
     Reply::read(b, within("SendMessage", send.send()).await.unwrap()).await
 }
 
+/// A raw call on either binding (`GET` on HTTP+JSON for the reads), answered as text.
+async fn call_raw(srv: &Server, b: B, method: &str, params: &str, rest_path: &str) -> String {
+    let request = match b {
+        B::Rpc => srv
+            .http
+            .post(format!("{}/", srv.base))
+            .header("Content-Type", "application/json")
+            .body(format!(r#"{{"jsonrpc":"2.0","id":7,"method":"{method}","params":{params}}}"#)),
+        B::Rest => srv.http.get(format!("{}/a2a/rest{rest_path}", srv.base)),
+    };
+    let answer = within(method, request.header("A2A-Version", "1.0").send()).await.unwrap();
+    assert_eq!(answer.status(), 200, "{b:?} {method}");
+    within(method, answer.text()).await.unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn one_nesting_limit_on_both_bindings() {
+async fn one_nesting_limit_on_both_bindings_leaves_room_for_every_answer() {
+    use agentproto_jsonrpc::message::MAX_NESTING_DEPTH;
     let srv = limited(relaxed()).await;
-    // The request object is level 1 and the part's data starts at level 5: 123 arrays
-    // reach level 127, the limit; one more is over it.
+    // The request object is level 1 and the part's data starts at level 5: 120 arrays
+    // reach level 124, the limit; one more is over it.
+    let limit = 120;
     for b in BOTH {
-        let r = send_raw(&srv, b, &nested(123)).await;
+        let r = send_raw(&srv, b, &nested(limit)).await;
         assert_eq!(r.ok()["task"]["status"]["state"], "TASK_STATE_COMPLETED", "{b:?}");
-        send_raw(&srv, b, &nested(124)).await.err(PARSE);
+        let task_id = r.ok()["task"]["id"].as_str().unwrap().to_owned();
+        send_raw(&srv, b, &nested(limit + 1)).await.err(PARSE);
         // Far deeper: refused before it is parsed.
         send_raw(&srv, b, &nested(100_000)).await.err(PARSE);
+        // See: issue 35, item 6. The answers that carry the part back, the deepest
+        // (JSON-RPC ListTasks) included, stay within the limit every reader here
+        // applies to a whole message, the client's included.
+        let get = format!(r#"{{"id":"{task_id}","historyLength":10}}"#);
+        let answers = [
+            call_raw(&srv, b, "GetTask", &get, &format!("/tasks/{task_id}?historyLength=10")).await,
+            call_raw(&srv, b, "ListTasks", r#"{"historyLength":10}"#, "/tasks?historyLength=10").await,
+        ];
+        for (answer, name) in answers.iter().zip(["GetTask", "ListTasks"]) {
+            assert!(answer.contains(&"[".repeat(limit)), "{b:?} {name} carries the part back: {answer:.300}");
+            assert!(!agentproto_jsonrpc::nesting_exceeds(answer.as_bytes(), MAX_NESTING_DEPTH), "{b:?} {name}");
+        }
+        if let B::Rpc = b {
+            // The limit is exact: the deepest answer reaches the readers' limit.
+            assert!(agentproto_jsonrpc::nesting_exceeds(answers[1].as_bytes(), MAX_NESTING_DEPTH - 1));
+        }
     }
 }

@@ -18,7 +18,7 @@ use agentproto_codec::{DecodeError, DecodeErrorKind};
 
 /// How many steps below the root (a member, an item, an entry) a message may nest — a
 /// `Value` inside a `Struct` inside a `Value` … — before the input is refused. Above the
-/// JSON bindings' bound (127 levels of a request), so that what a server accepted there
+/// JSON bindings' bound (`MAX_REQUEST_DEPTH` levels of a request), so that what a server accepted there
 /// can travel and be read here too; a JSON value nested that deep is one step a level.
 pub const MAX_DEPTH: u32 = 160;
 

@@ -200,6 +200,10 @@ pub(super) async fn jsonrpc<E: AgentExecutor>(State(app): State<Arc<App<E>>>, re
         Ok(b) => b,
         Err(e) => return rpc_error_response(&e, None),
     };
+    // The params within `MAX_REQUEST_DEPTH`, the envelope one level above them.
+    if let Err(e) = check_depth(&body, 1) {
+        return rpc_error_response(&e, None);
+    }
     let call = read_envelope(&body);
     // The envelope holds its own copy of the params: the body can go before the call runs.
     drop(body);
@@ -297,9 +301,8 @@ pub(super) async fn decode_call<E: AgentExecutor>(
             Some(id),
         ));
     };
-    // No nesting check of its own: the envelope decoder refused the whole message beyond
-    // `MAX_NESTING_DEPTH` levels, which leaves the params `MAX_REQUEST_DEPTH`, the bound the
-    // HTTP+JSON binding checks on its body.
+    // No nesting check of its own: the body was checked against `MAX_REQUEST_DEPTH` (with
+    // the envelope's level) before the envelope was read.
     Request::decode(op, raw, "$.params")
         .map(|d| d.value)
         .map_err(|e| rpc_error_response(&A2aError::invalid_params(&e), Some(id)))

@@ -237,15 +237,27 @@ async fn read_body<E>(app: &App<E>, headers: &HeaderMap, body: Body) -> Result<B
     })
 }
 
-/// How deep a request object may nest (itself at level 1), on both bindings: the
-/// JSON-RPC envelope allows [`agentproto_jsonrpc::message::MAX_NESTING_DEPTH`] levels with
-/// itself at level 1, which leaves one less for its `params`.
-pub const MAX_REQUEST_DEPTH: usize = agentproto_jsonrpc::message::MAX_NESTING_DEPTH - 1;
+/// How many levels the deepest answer puts above a value a client sent, beyond those
+/// above it in the request: JSON-RPC `ListTasks` answers a message at
+/// `$.result.tasks[i].history[j]` (level 6 of the answer) that came at `$.params.message`
+/// (level 3 of the request), and the same holds for the message's metadata and parts.
+/// The other answers (`GetTask`, stream events, push payloads, A2A 0.3) wrap less.
+pub const ANSWER_WRAPPING: usize = 3;
 
-/// Refuses a request object nested deeper than [`MAX_REQUEST_DEPTH`] (a parse error,
-/// as the JSON-RPC envelope reports it).
-fn check_depth(json: &[u8]) -> Result<(), A2aError> {
-    if agentproto_jsonrpc::nesting_exceeds(json, MAX_REQUEST_DEPTH) {
+/// How deep a request object may nest (itself at level 1), on both bindings.
+///
+/// A request is bounded so that every answer that carries what it sent back stays
+/// within [`agentproto_jsonrpc::message::MAX_NESTING_DEPTH`] levels, the limit every JSON
+/// reader here applies to a whole message (a client reading the answer included): one
+/// level for the JSON-RPC envelope, then [`ANSWER_WRAPPING`] for the deepest answer.
+/// Refusing a request that is too deep for its answers, rather than an answer that is
+/// too deep to read, means nothing the server accepted becomes unreadable later.
+pub const MAX_REQUEST_DEPTH: usize = agentproto_jsonrpc::message::MAX_NESTING_DEPTH - 1 - ANSWER_WRAPPING;
+
+/// Refuses a request object nested deeper than [`MAX_REQUEST_DEPTH`] below `wrapping`
+/// levels of envelope (a parse error, as the JSON-RPC envelope reports it).
+fn check_depth(json: &[u8], wrapping: usize) -> Result<(), A2aError> {
+    if agentproto_jsonrpc::nesting_exceeds(json, MAX_REQUEST_DEPTH + wrapping) {
         return Err(A2aError::new(ErrorKind::Parse).with_message(format!(
             "parse error: the request nests arrays and objects deeper than {MAX_REQUEST_DEPTH} levels"
         )));

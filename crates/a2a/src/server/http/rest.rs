@@ -167,7 +167,7 @@ pub(super) async fn rest<E: AgentExecutor>(State(app): State<Arc<App<E>>>, req: 
         Ok(b) => b,
         Err(e) => return rest_error(&e, table),
     };
-    if let Err(e) = check_depth(&body) {
+    if let Err(e) = check_depth(&body, 0) {
         return rest_error(&e, table);
     }
     let op = route.op;
