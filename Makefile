@@ -52,7 +52,7 @@ version-check: ## One version number for the release: Cargo workspace, Python pa
 	$(PYTHON) tests/versions.py
 
 crates-package-check: ## cargo package every crate meant for crates.io (metadata, READMEs, versioned path dependencies, the shipped proto)
-	$(CARGO) package --workspace --no-verify --allow-dirty --exclude agentproto-interop-peers --exclude agentproto-vector-runner
+	$(CARGO) package --workspace --no-verify --allow-dirty --exclude agentproto-interop-peers --exclude agentproto-vector-runner --exclude agentproto-vector-files
 	tar tzf target/package/agentproto-a2a-0.2.0.crate | grep -qx 'agentproto-a2a-0.2.0/proto/a2a.proto'
 
 python-package-test: ## Build the Python sdist and wheel, twine check them, install the wheel in a fresh venv and run its README's quick start

@@ -39,6 +39,7 @@ import sys
 import tomllib
 from pathlib import Path
 
+import layout
 import lint_canonical
 
 try:
@@ -50,8 +51,9 @@ except ImportError:  # pragma: no cover
 VECTORS = Path(__file__).resolve().parent
 ROOT = VECTORS.parent
 SCHEMA_PATH = ROOT / "spec/acp/v1/schema.json"
-CASE_DIRS = ("jsonrpc", "acp")
-FLOWS_DIR = "acp/v1/flows"
+ACP = layout.corpus("acp")
+CASE_DIRS = tuple(ACP["cases"])
+FLOWS_DIR = ACP["flows"]
 MIN_CASES = 300
 NESTING_LIMIT = 128
 
@@ -793,7 +795,9 @@ def check_flows(oracle: Oracle, requirements: dict) -> dict[str, dict]:
 
 def main() -> int:
     oracle = Oracle()
-    req_path = VECTORS / "requirements.json"
+    for rel in layout.stray_files():
+        bad(rel, "in no corpus of layout.json (and not one of the format's own files)")
+    req_path = VECTORS / ACP["requirements"]
     try:
         requirements = json.loads(req_path.read_text())
     except (OSError, ValueError) as ex:

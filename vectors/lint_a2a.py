@@ -18,10 +18,14 @@ import tomllib
 from pathlib import Path
 
 VECTORS = Path(__file__).resolve().parent
-A2A = VECTORS / "a2a"
 sys.path.insert(0, str(VECTORS / "tools"))
 
 from a2a_canonical import MODEL, NotValid, canonical_bytes, normalize
+from layout import corpus
+
+A2A = corpus("a2a")
+REQUIREMENTS = A2A["requirements"]
+FLOWS = A2A["flows"] + "/"
 
 OPERATIONS = {m["wire"]: m for m in MODEL["methods"]}
 KINDS = {k["name"] for k in tomllib.loads((VECTORS.parent / "rules/decode.toml").read_text())["kinds"]}
@@ -59,20 +63,20 @@ def bad(where: str, why: str) -> None:
 
 def check_requirements() -> dict:
     try:
-        reqs = json.loads((A2A / "requirements.json").read_text())
+        reqs = json.loads((VECTORS / REQUIREMENTS).read_text())
     except (OSError, ValueError) as ex:
-        bad("a2a/requirements.json", str(ex))
+        bad(REQUIREMENTS, str(ex))
         return {}
     for k, v in reqs.items():
         if not re.fullmatch(r"a2a\.v1\.[a-z0-9.\-A-Z]+", k):
-            bad("a2a/requirements.json", f"{k}: ids start with a2a.v1.")
+            bad(REQUIREMENTS, f"{k}: ids start with a2a.v1.")
         if not isinstance(v, dict) or set(v) != {"source", "text"}:
-            bad("a2a/requirements.json", f"{k}: needs exactly `source` and `text`")
+            bad(REQUIREMENTS, f"{k}: needs exactly `source` and `text`")
             continue
         if not re.match(r"^(spec|sdk|issue): \S", v["source"]):
-            bad("a2a/requirements.json", f"{k}: source must start with 'spec: ', 'sdk: ' or 'issue: '")
+            bad(REQUIREMENTS, f"{k}: source must start with 'spec: ', 'sdk: ' or 'issue: '")
         if not str(v["text"]).strip():
-            bad("a2a/requirements.json", f"{k}: empty text")
+            bad(REQUIREMENTS, f"{k}: empty text")
     return reqs
 
 
@@ -255,15 +259,9 @@ def main() -> int:
     reqs = check_requirements()
     cases: dict[str, dict] = {}
     flows: dict[str, dict] = {}
-    for path in sorted(A2A.rglob("*")):
-        if path.is_dir():
-            continue
+    files = sorted({p for root in A2A["cases"] for p in (VECTORS / root).rglob("*") if p.is_file()})
+    for path in files:
         rel = path.relative_to(VECTORS).as_posix()
-        if rel == "a2a/requirements.json":
-            continue
-        if not rel.startswith("a2a/v1/"):
-            bad(rel, "only a2a/requirements.json and a2a/v1/ belong in a2a/")
-            continue
         if path.suffix == ".canonical":
             if not path.with_suffix(".json").exists():
                 bad(rel, "a golden file without its case")
@@ -280,7 +278,7 @@ def main() -> int:
         if not isinstance(c, dict) or c.get("id") != cid:
             bad(cid, "a file holds one object whose id is its path without .json")
             continue
-        if cid.startswith("a2a/v1/flows/"):
+        if cid.startswith(FLOWS):
             flows[cid] = c
             check_flow(cid, c, reqs)
         else:
@@ -289,7 +287,7 @@ def main() -> int:
             check_case(cid, c, reqs, g.read_bytes() if g.exists() else None)
     used = {c.get("requirement") for c in [*cases.values(), *flows.values()]}
     for k in sorted(set(reqs) - used):
-        bad("a2a/requirements.json", f"{k} is used by no case or flow")
+        bad(REQUIREMENTS, f"{k} is used by no case or flow")
     for bpath in sorted((VECTORS / "baselines").glob("a2a-*.json")):
         try:
             b = json.loads(bpath.read_text())

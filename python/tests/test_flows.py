@@ -28,9 +28,8 @@ from agentproto.codec import encode
 from agentproto.jsonrpc import ConnectionOptions, LineSplitter
 from agentproto.jsonrpc.memory import PipeReader, PipeWriter, duplex
 from tests.flow_apps import BARRIER, STEP_TIMEOUT, FlowAgent, FlowClient
-from tests.test_vectors import BASELINE, VECTORS, same, selected
-
-FLOWS_DIR = VECTORS / "acp" / "v1" / "flows"
+from tests.test_vectors import BASELINE, same
+from tests.vector_files import VECTORS, flow_files, selected
 
 
 class Flow:
@@ -43,7 +42,7 @@ class Flow:
         self.steps: list[dict[str, Any]] = data["steps"]
 
 
-FLOWS = [Flow(p) for p in sorted(FLOWS_DIR.glob("*.json"))]
+FLOWS = [Flow(p) for p in flow_files("acp")]
 
 
 class StepFailed(AssertionError):

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -37,8 +36,8 @@ from agentproto.acp.receive import (
 from agentproto.codec import encode
 from agentproto.codec.reader import JObject, parse
 from agentproto.jsonrpc.frame import split_lines
+from tests.vector_files import VECTORS, case_files, selected
 
-VECTORS = Path(__file__).resolve().parents[2] / "vectors"
 BASELINE_FILE = VECTORS / "baselines" / "python.json"
 
 
@@ -87,23 +86,8 @@ def minify(text: str) -> str:
     return "".join(out)
 
 
-def selected(id: str) -> bool:
-    spec = os.environ.get("AGENTPROTO_VECTORS", "")
-    parts = [p.strip() for p in spec.split(",") if p.strip()]
-    includes = [p for p in parts if not p.startswith("-")]
-    if any(id.startswith(p[1:]) for p in parts if p.startswith("-")):
-        return False
-    return not includes or any(id.startswith(p) for p in includes)
-
-
 def load_cases() -> list[Case]:
-    files = []
-    for path in sorted(VECTORS.rglob("*.json")):
-        rel = path.relative_to(VECTORS).parts
-        if len(rel) == 1 or rel[0] in ("baselines", "tools", "a2a") or (len(rel) > 3 and rel[2] == "flows"):
-            continue
-        files.append(path)
-    return [Case(p) for p in files]
+    return [Case(p) for p in case_files("acp")]
 
 
 CASES = load_cases()

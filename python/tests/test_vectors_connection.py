@@ -81,7 +81,8 @@ from agentproto.jsonrpc.options import (
 )
 from tests import report
 from tests.jsonrpc.wire import WAIT, Wire
-from tests.test_vectors import BASELINE, CASES, ERROR_TEXTS, Case, compare, compare_bytes, observe, selected
+from tests.test_vectors import BASELINE, CASES, ERROR_TEXTS, Case, compare, compare_bytes, observe
+from tests.vector_files import selected
 
 Event = ConnectionEvent | AcpEvent
 

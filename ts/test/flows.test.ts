@@ -12,7 +12,7 @@
  */
 
 import assert from "node:assert/strict";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 
@@ -24,12 +24,11 @@ import { LineSplitter } from "../src/jsonrpc/frame.js";
 import { duplex, type End } from "../src/jsonrpc/memory.js";
 import type { ConnectionEvent } from "../src/jsonrpc/options.js";
 import { BARRIER, FlowAgent, FlowClient, STEP_TIMEOUT } from "./flow-apps.js";
-import { VECTORS } from "./vector-files.js";
+import { flowFiles, selected, VECTORS } from "./vector-files.js";
 
 type Json = unknown;
 type Obj = Record<string, Json>;
 
-const FLOWS_DIR = join(VECTORS, "acp", "v1", "flows");
 const BASELINE_FILE = join(VECTORS, "baselines", "typescript.json");
 const BASELINE: Record<string, string> = existsSync(BASELINE_FILE) ? (JSON.parse(readFileSync(BASELINE_FILE, "utf8")) as Record<string, string>) : {};
 
@@ -40,25 +39,15 @@ interface Flow {
   readonly steps: Obj[];
 }
 
-const FLOWS: Flow[] = readdirSync(FLOWS_DIR)
-  .filter((n) => n.endsWith(".json"))
-  .sort()
-  .map((n) => {
-    const data = JSON.parse(readFileSync(join(FLOWS_DIR, n), "utf8")) as Obj;
-    return { id: data["id"] as string, role: data["role"] as string, setup: (data["setup"] as Obj | undefined) ?? {}, steps: data["steps"] as Obj[] };
-  });
+const FLOWS: Flow[] = flowFiles("acp").map((path) => {
+  const data = JSON.parse(readFileSync(path, "utf8")) as Obj;
+  return { id: data["id"] as string, role: data["role"] as string, setup: (data["setup"] as Obj | undefined) ?? {}, steps: data["steps"] as Obj[] };
+});
 
 class StepFailed extends assert.AssertionError {
   constructor(message: string) {
     super({ message });
   }
-}
-
-function selected(id: string): boolean {
-  const parts = (process.env["AGENTPROTO_VECTORS"] ?? "").split(",").map((p) => p.trim()).filter((p) => p !== "");
-  if (parts.some((p) => p.startsWith("-") && id.startsWith(p.slice(1)))) return false;
-  const includes = parts.filter((p) => !p.startsWith("-"));
-  return includes.length === 0 || includes.some((p) => id.startsWith(p));
 }
 
 const isObj = (x: Json): x is Obj => typeof x === "object" && x !== null && !Array.isArray(x);

@@ -6,14 +6,13 @@
 
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
-import { relative, sep } from "node:path";
 
 import type { ExtMessage, Incoming } from "../src/acp/receive.js";
 import type { AGENT } from "../src/acp/v1.js";
 import { JObject, parse, type JNode } from "../src/codec/reader.js";
 import { idKey, type RequestId } from "../src/jsonrpc/id.js";
 import { member } from "./json-compare.js";
-import { minify, VECTORS, walk } from "./vector-files.js";
+import { caseFiles, minify } from "./vector-files.js";
 
 export interface Case {
   readonly id: string;
@@ -76,14 +75,7 @@ function idOf(node: JNode): RequestId {
 }
 
 export function loadCases(): Case[] {
-  const files = walk(VECTORS)
-    .filter((path) => {
-      const parts = relative(VECTORS, path).split(sep);
-      if (parts.length === 1 || parts[0] === "baselines" || parts[0] === "tools" || parts[0] === "a2a") return false;
-      return !(parts.length > 3 && parts[2] === "flows");
-    })
-    .sort();
-  return files.map(loadCase);
+  return caseFiles("acp").map(loadCase);
 }
 
 export type Observed = Record<string, unknown>;

@@ -22,7 +22,6 @@
 
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { relative, sep } from "node:path";
 import { test } from "node:test";
 
 import type { Endpoint } from "../src/acp/endpoint.js";
@@ -36,7 +35,7 @@ import { LineSplitter } from "../src/jsonrpc/frame.js";
 import { duplex, type End } from "../src/jsonrpc/memory.js";
 import { encodeMessage } from "../src/jsonrpc/message.js";
 import type { ConnectionEvent } from "../src/jsonrpc/options.js";
-import { minify, VECTORS, walk } from "./vector-files.js";
+import { caseFiles, minify, selected } from "./vector-files.js";
 
 const LIMIT = 5000;
 
@@ -53,10 +52,7 @@ interface Case {
 
 function loadCases(): Case[] {
   const out: Case[] = [];
-  for (const file of walk(VECTORS).sort()) {
-    const parts = relative(VECTORS, file).split(sep);
-    if (parts.length === 1 || parts[0] === "baselines" || parts[0] === "tools" || parts[0] === "a2a") continue;
-    if (parts.length > 3 && parts[2] === "flows") continue;
+  for (const file of caseFiles("acp")) {
     const data = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
     let bytes: Buffer;
     if (typeof data["input_text"] === "string") bytes = Buffer.from(data["input_text"], "utf8");
@@ -463,9 +459,8 @@ for (const c of [...CASES].sort((a, b) => a.bytes.length - b.bytes.length)) {
 
 test("every single-message vector case through a live connection answers as classify does", async () => {
   const failures: string[] = [];
-  const only = process.env["AGENTPROTO_VECTORS"];
   for (const c of CASES) {
-    if (only !== undefined && only !== "" && !c.id.startsWith(only)) continue;
+    if (!selected(c.id)) continue;
     try {
       await drive(c);
     } catch (err) {
@@ -474,7 +469,7 @@ test("every single-message vector case through a live connection answers as clas
     }
   }
   assert.deepEqual(failures, [], `${failures.length} cases differ:\n${failures.join("\n\n")}`);
-  if (only === undefined || only === "") assert.ok(counts.driven > 600, `only ${counts.driven} cases driven`);
+  if ((process.env["AGENTPROTO_VECTORS"] ?? "") === "") assert.ok(counts.driven > 600, `only ${counts.driven} cases driven`);
 });
 
 test.after(() => {

@@ -11,7 +11,7 @@
  */
 
 import assert from "node:assert/strict";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 
@@ -22,19 +22,9 @@ import { Oversize, splitLines } from "../src/jsonrpc/frame.js";
 import { idKey } from "../src/jsonrpc/id.js";
 import { member, nodeOf, same, show } from "./json-compare.js";
 import { ERROR_TEXTS, loadCases, observe, type Case, type Observed } from "./vector-cases.js";
-import { VECTORS } from "./vector-files.js";
+import { flowFiles, idOf, selected, VECTORS } from "./vector-files.js";
 
 const BASELINE_FILE = join(VECTORS, "baselines", "typescript.json");
-
-function selected(id: string): boolean {
-  const parts = (process.env["AGENTPROTO_VECTORS"] ?? "")
-    .split(",")
-    .map((p) => p.trim())
-    .filter((p) => p !== "");
-  if (parts.some((p) => p.startsWith("-") && id.startsWith(p.slice(1)))) return false;
-  const includes = parts.filter((p) => !p.startsWith("-"));
-  return includes.length === 0 || includes.some((p) => id.startsWith(p));
-}
 
 const CASES = loadCases();
 const BASELINE: Record<string, string> = existsSync(BASELINE_FILE)
@@ -125,10 +115,7 @@ for (const c of CASES) {
 }
 
 test("the baseline lists only existing cases and flows", () => {
-  const flowsDir = join(VECTORS, "acp", "v1", "flows");
-  const flows = readdirSync(flowsDir)
-    .filter((name) => name.endsWith(".json"))
-    .map((name) => `acp/v1/flows/${name.slice(0, -".json".length)}`);
+  const flows = flowFiles("acp").map(idOf);
   const ids = new Set([...CASES.map((c) => c.id), ...flows]);
   assert.deepEqual(Object.keys(BASELINE).filter((id) => !ids.has(id)), []);
 });

@@ -28,6 +28,9 @@ from cases_canonical import build_canonical
 from error_kinds import ERROR_KINDS
 from error_texts import ERROR_TEXTS
 
+sys.path.insert(0, str(VECTORS))  # noqa: F405
+from layout import corpus  # noqa: E402
+
 
 def build_types():
     build_session_updates()
@@ -174,7 +177,7 @@ def main():
 
     if "--check" in sys.argv:
         bad = [str(p) for p, t in files.items() if not p.exists() or p.read_bytes() != t]
-        on_disk = {p for d in ("jsonrpc", "acp") for p in (VECTORS / d).rglob("*") if p.is_file()}
+        on_disk = {p for d in corpus("acp")["cases"] for p in (VECTORS / d).rglob("*") if p.is_file()}
         extra = sorted(str(p) for p in on_disk - set(files))
         if bad or extra:
             print("differs:", *bad, *extra, sep="\n  ")

@@ -25,9 +25,6 @@ pub use crate::wire::STEP_TIMEOUT;
 mod apps;
 use apps::{quiet_deliberate_panics, TestAgent, TestClient};
 
-/// The folder of the flows, relative to `vectors/`.
-pub const FLOWS_DIR: &str = "acp/v1/flows";
-
 /// One flow file, as written.
 #[derive(Debug, Deserialize)]
 pub struct Flow {
@@ -46,19 +43,11 @@ pub struct Flow {
     pub steps: Vec<Value>,
 }
 
-/// Reads every flow under `root/acp/v1/flows` (sorted by file name).
+/// Reads every ACP flow (the `acp` corpus's flows folder in `vectors/layout.json`),
+/// sorted by file name.
 pub fn load_flows(root: &Path) -> Result<Vec<(PathBuf, Flow)>, String> {
-    let dir = root.join(FLOWS_DIR);
-    let mut paths = Vec::new();
-    for entry in std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))? {
-        let path = entry.map_err(|e| format!("{}: {e}", dir.display()))?.path();
-        if path.extension().is_some_and(|e| e == "json") {
-            paths.push(path);
-        }
-    }
-    paths.sort();
     let mut flows = Vec::new();
-    for path in paths {
+    for path in agentproto_vector_files::flow_files(root, "acp")? {
         let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let flow: Flow = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
         flows.push((path, flow));

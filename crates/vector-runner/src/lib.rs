@@ -63,13 +63,11 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue
     Box::<RawValue>::deserialize(d).map(Some)
 }
 
-/// Reads every case under `root` (sorted by id).
+/// Reads every ACP case under `root` (the `acp` corpus of `vectors/layout.json`), sorted
+/// by path.
 pub fn load(root: &Path) -> Result<Vec<(PathBuf, Case)>, String> {
-    let mut files = Vec::new();
-    collect(root, &mut files, 0).map_err(|e| format!("{}: {e}", root.display()))?;
-    files.sort();
     let mut cases = Vec::new();
-    for path in files {
+    for path in agentproto_vector_files::case_files(root, "acp")? {
         let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let mut case: Case = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
         let golden = path.with_extension("canonical");
@@ -83,31 +81,11 @@ pub fn load(root: &Path) -> Result<Vec<(PathBuf, Case)>, String> {
     Ok(cases)
 }
 
-fn collect(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if path.is_dir() {
-            // Not cases: the runners' baselines and authoring tools, the flows, and the A2A
-            // vectors (their own format, run by crates/a2a/tests/vectors.rs).
-            let skipped = (depth == 0 && (name == "baselines" || name == "tools" || name == "a2a"))
-                || (depth == 2 && name == "flows");
-            if !skipped {
-                collect(&path, out, depth + 1)?;
-            }
-        } else if depth > 0 && name.ends_with(".json") {
-            // Files in the root itself (requirements.json) are not cases.
-            out.push(path);
-        }
-    }
-    Ok(())
-}
-
 /// The bytes a case feeds to the receiver.
 pub fn input_bytes(case: &Case) -> Result<Vec<u8>, String> {
     match (&case.input, &case.input_text, &case.input_base64) {
         (Some(raw), None, None) => {
-            let mut bytes = minify(raw.get()).into_bytes();
+            let mut bytes = agentproto_vector_files::minify(raw.get()).into_bytes();
             bytes.push(b'\n');
             Ok(bytes)
         }
@@ -115,31 +93,6 @@ pub fn input_bytes(case: &Case) -> Result<Vec<u8>, String> {
         (None, None, Some(b64)) => base64_decode(b64),
         _ => Err("exactly one of input, input_text, input_base64 is required".into()),
     }
-}
-
-/// Removes insignificant whitespace from JSON text, keeping key order and number text.
-fn minify(json: &str) -> String {
-    let mut out = String::with_capacity(json.len());
-    let mut in_string = false;
-    let mut escaped = false;
-    for c in json.chars() {
-        if in_string {
-            out.push(c);
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == '"' {
-                in_string = false;
-            }
-        } else if c == '"' {
-            in_string = true;
-            out.push(c);
-        } else if !c.is_whitespace() {
-            out.push(c);
-        }
-    }
-    out
 }
 
 fn base64_decode(text: &str) -> Result<Vec<u8>, String> {
@@ -406,42 +359,11 @@ pub(crate) fn compare(expect: &Value, observed: &Value) -> Result<(), String> {
     Ok(())
 }
 
-/// Reads `vectors/baselines/<lang>.json`: case id -> why it is expected to fail.
-pub fn baseline(root: &Path, lang: &str) -> Result<BTreeMap<String, String>, String> {
-    let path = root.join("baselines").join(format!("{lang}.json"));
-    match std::fs::read_to_string(&path) {
-        Ok(text) => serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeMap::new()),
-        Err(e) => Err(format!("{}: {e}", path.display())),
-    }
-}
-
-/// Whether a case id is selected by a filter like `jsonrpc/,-acp/v1/types`.
-pub fn selected(filter: Option<&str>, id: &str) -> bool {
-    let Some(filter) = filter.filter(|f| !f.is_empty()) else { return true };
-    let mut include_any = false;
-    let mut included = false;
-    for part in filter.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        if let Some(excluded) = part.strip_prefix('-') {
-            if id.starts_with(excluded) {
-                return false;
-            }
-        } else {
-            include_any = true;
-            included |= id.starts_with(part);
-        }
-    }
-    !include_any || included
-}
+pub use agentproto_vector_files::{baseline, selected};
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn minify_keeps_strings_and_order() {
-        assert_eq!(minify("{ \"b\" : 1,\n \"a\": \"x y\\\" z\" }"), "{\"b\":1,\"a\":\"x y\\\" z\"}");
-    }
 
     #[test]
     fn base64_round() {
@@ -487,14 +409,5 @@ mod tests {
         }
         let s = serde_json::to_string("\"\\/\u{8}\t\n\u{c}\r\u{1}\u{1f}\u{7f}é\u{2028}😀").unwrap();
         assert_eq!(s, "\"\\\"\\\\/\\b\\t\\n\\f\\r\\u0001\\u001f\u{7f}é\u{2028}😀\"");
-    }
-
-    #[test]
-    fn filters_by_prefix() {
-        assert!(selected(None, "jsonrpc/x"));
-        assert!(selected(Some("jsonrpc/"), "jsonrpc/x"));
-        assert!(!selected(Some("jsonrpc/"), "acp/v1/x"));
-        assert!(!selected(Some("-acp/"), "acp/v1/x"));
-        assert!(selected(Some("-acp/"), "jsonrpc/x"));
     }
 }

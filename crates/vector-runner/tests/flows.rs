@@ -6,21 +6,15 @@
 //! flow may pass now and then.
 //! `AGENTPROTO_VECTORS=acp/v1/flows/agent-` selects flows by id prefix, as for cases.
 
-use std::path::{Path, PathBuf};
-
-use agentproto_vector_runner::flows::{load_flows, run_flow, FLOWS_DIR};
-
-fn vectors_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../vectors")
-}
+use agentproto_vector_runner::flows::{load_flows, run_flow};
 
 #[test]
 fn every_flow_passes_or_is_baselined() {
-    let root = vectors_root();
+    let root = agentproto_vector_files::root();
     let flows = load_flows(&root).expect("flows load");
     let baseline = agentproto_vector_runner::baseline(&root, "rust").expect("baseline loads");
     let filter = std::env::var("AGENTPROTO_VECTORS").ok();
-    let prefix = format!("{FLOWS_DIR}/");
+    let prefix = format!("{}/", agentproto_vector_files::corpus(&root, "acp").expect("layout").flows);
     let mut failures = Vec::new();
     let mut stale = Vec::new();
     let mut ran = 0;

@@ -11,14 +11,10 @@
 //! and so does a listed case that passes (stale baseline).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use agentproto_vector_runner::live::{Live, Verdict};
-
-fn vectors_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../vectors")
-}
 
 fn live_baseline() -> BTreeMap<String, String> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("live-baseline.json");
@@ -32,7 +28,7 @@ fn live_baseline() -> BTreeMap<String, String> {
 #[test]
 fn every_vector_drives_the_live_connection() {
     let started = Instant::now();
-    let root = vectors_root();
+    let root = agentproto_vector_files::root();
     let cases = agentproto_vector_runner::load(&root).expect("vectors load");
     let stateless = agentproto_vector_runner::baseline(&root, "rust").expect("baseline loads");
     let baseline = live_baseline();

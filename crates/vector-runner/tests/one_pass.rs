@@ -11,8 +11,6 @@
 //! (so lenient members are salvaged, unions meet unknown variants and required members
 //! go wrong at every depth), or move `params` ahead of `method`.
 
-use std::path::Path;
-
 use agentproto_acp::receive::{classify, AgentV1, ClientV1};
 use agentproto_jsonrpc::RequestId;
 
@@ -21,7 +19,7 @@ const REPLACEMENTS: [&str; 10] = ["null", "0", "-1", "1.5", "\"x\"", "true", "{}
 
 #[test]
 fn one_pass_and_two_pass_classify_every_line_alike() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../vectors");
+    let root = agentproto_vector_files::root();
     let cases = agentproto_vector_runner::load(&root).expect("vectors load");
     let (mut lines, mut mutants) = (0usize, 0usize);
     for (_, case) in &cases {

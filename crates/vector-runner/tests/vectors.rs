@@ -6,15 +6,9 @@
 //! `vectors/baselines/rust.json` that now passes (stale baseline).
 //! `AGENTPROTO_VECTORS=jsonrpc/,-acp/v1/types` selects cases by id prefix.
 
-use std::path::{Path, PathBuf};
-
-fn vectors_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../vectors")
-}
-
 #[test]
 fn every_vector_passes_or_is_baselined() {
-    let root = vectors_root();
+    let root = agentproto_vector_files::root();
     let cases = agentproto_vector_runner::load(&root).expect("vectors load");
     let baseline = agentproto_vector_runner::baseline(&root, "rust").expect("baseline loads");
     let filter = std::env::var("AGENTPROTO_VECTORS").ok();

@@ -7,7 +7,6 @@
 
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { relative, sep } from "node:path";
 import { test } from "node:test";
 
 import { classify, type Incoming, type Receiver } from "../../src/acp/receive.js";
@@ -15,7 +14,7 @@ import { AGENT, CLIENT } from "../../src/acp/v1.js";
 import { JObject, parse } from "../../src/codec/reader.js";
 import { RawJson } from "../../src/codec/values.js";
 import { encodeNotification, encodeRequest, encodeResponse } from "../../src/jsonrpc/message.js";
-import { minify, VECTORS, walk } from "../vector-files.js";
+import { caseFiles, minify } from "../vector-files.js";
 
 const TOKENS = ["{", "}", "[", "]", '"', ",", ":", "0", "-", "1e400", "18446744073709551616", "-0", "null", "true", "\\u0000", "\\ud800", "é", " ", '"type"', "1.5"].map(
   (t) => Buffer.from(t, "utf8"),
@@ -43,9 +42,7 @@ interface Line {
 /** The line of every single-message case (flows excepted). */
 function vectorLines(): Line[] {
   const out: Line[] = [];
-  for (const path of walk(VECTORS)) {
-    const parts = relative(VECTORS, path).split(sep);
-    if (parts.length === 1 || parts[0] === "baselines" || parts[0] === "tools" || parts[0] === "a2a" || parts[2] === "flows") continue;
+  for (const path of caseFiles("acp")) {
     const text = readFileSync(path, "utf8");
     const data = JSON.parse(text) as { direction: string; input_text?: string; pending?: Record<string, string> };
     const input = (parse(text) as JObject).members.find((m) => m.key === "input");

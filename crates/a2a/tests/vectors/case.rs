@@ -2,17 +2,11 @@
 //! loading, the request body bytes, the baseline, and JSON comparison.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
-
-/// `vectors/` of the repository.
-pub(crate) fn vectors_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../vectors")
-}
 
 /// The HTTP side of a case: a request (method, path, headers) or an answer (status,
 /// headers).
@@ -51,7 +45,7 @@ impl Case {
     /// spellings kept), `input_text` as is, `input_base64` decoded; `None` without one.
     pub(crate) fn body(&self) -> Option<Vec<u8>> {
         if let Some(raw) = &self.input {
-            return Some(minify(raw.get()).into_bytes());
+            return Some(agentproto_vector_files::minify(raw.get()).into_bytes());
         }
         if let Some(text) = &self.input_text {
             return Some(text.clone().into_bytes());
@@ -67,46 +61,15 @@ impl Case {
     }
 }
 
-/// Whitespace outside strings removed.
-pub(crate) fn minify(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let (mut in_string, mut escaped) = (false, false);
-    for c in text.chars() {
-        if in_string {
-            out.push(c);
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == '"' {
-                in_string = false;
-            }
-        } else if c == '"' {
-            in_string = true;
-            out.push(c);
-        } else if !c.is_whitespace() {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// Every case under `vectors/a2a/v1/` (flows excepted), sorted by path, with its golden file.
+/// Every case of the `a2a` corpus (`vectors/layout.json`), sorted by path, with its golden
+/// file.
 pub(crate) fn load_cases() -> Vec<Case> {
-    let root = vectors_root();
-    let mut files = Vec::new();
-    collect(&root.join("a2a/v1"), &mut files);
-    files.sort();
+    let root = agentproto_vector_files::root();
     let mut cases = Vec::new();
-    for path in files {
-        let rel = path.strip_prefix(&root).unwrap().with_extension("");
-        let rel = rel.to_string_lossy().replace('\\', "/");
-        if rel.starts_with("a2a/v1/flows/") {
-            continue;
-        }
+    for path in agentproto_vector_files::case_files(&root, "a2a").unwrap_or_else(|e| panic!("{e}")) {
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let mut case: Case = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        assert_eq!(case.id, rel, "a case's id is its path: {}", path.display());
+        assert_eq!(case.id, agentproto_vector_files::id_of(&root, &path), "a case's id is its path");
         assert!(
             case.protocol == "a2a/v1" && !case.requirement.is_empty() && !case.description.is_empty(),
             "{}: protocol a2a/v1, a requirement and a description",
@@ -118,39 +81,14 @@ pub(crate) fn load_cases() -> Vec<Case> {
     cases
 }
 
-pub(crate) fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            collect(&path, out);
-        } else if path.extension().is_some_and(|e| e == "json") {
-            out.push(path);
-        }
-    }
-}
-
 /// `vectors/baselines/a2a-rust.json`: case or flow id -> why it fails.
 pub(crate) fn baseline() -> BTreeMap<String, String> {
-    let path = vectors_root().join("baselines/a2a-rust.json");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    agentproto_vector_files::baseline(&agentproto_vector_files::root(), "a2a-rust").unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// `AGENTPROTO_VECTORS=a2a/v1/GetTask/,-a2a/v1/version`: selection by id prefix.
 pub(crate) fn selected(id: &str) -> bool {
-    let Ok(filter) = std::env::var("AGENTPROTO_VECTORS") else { return true };
-    let (mut include, mut any_include) = (false, false);
-    for f in filter.split(',').map(str::trim).filter(|f| !f.is_empty()) {
-        if let Some(ex) = f.strip_prefix('-') {
-            if id.starts_with(ex) {
-                return false;
-            }
-        } else {
-            any_include = true;
-            include |= id.starts_with(f);
-        }
-    }
-    include || !any_include
+    agentproto_vector_files::selected(std::env::var("AGENTPROTO_VECTORS").ok().as_deref(), id)
 }
 
 /// JSON values equal, numbers compared by value (`1` equals `1.0`).

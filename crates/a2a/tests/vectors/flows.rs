@@ -64,18 +64,14 @@ pub(crate) struct Flow {
 }
 
 pub(crate) fn load_flows() -> Vec<Flow> {
-    let root = super::case::vectors_root();
-    let dir = root.join("a2a/v1/flows");
-    let mut files = Vec::new();
-    super::case::collect(&dir, &mut files);
-    files.sort();
-    files
+    let root = agentproto_vector_files::root();
+    agentproto_vector_files::flow_files(&root, "a2a")
+        .unwrap_or_else(|e| panic!("{e}"))
         .iter()
         .map(|p| {
             let flow: Flow = serde_json::from_str(&std::fs::read_to_string(p).unwrap())
                 .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-            let rel = p.strip_prefix(&root).unwrap().with_extension("");
-            assert_eq!(flow.id, rel.to_string_lossy().replace('\\', "/"), "a flow's id is its path");
+            assert_eq!(flow.id, agentproto_vector_files::id_of(&root, p), "a flow's id is its path");
             assert!(
                 flow.protocol == "a2a/v1" && !flow.requirement.is_empty() && !flow.description.is_empty(),
                 "{}: protocol a2a/v1, a requirement and a description",
