@@ -66,7 +66,9 @@ def attr(wire: str) -> str:
     return python_ident(snake(wire))
 
 
-def annotation(t: dict[str, Any], min_items: int | None = None) -> str:
+def annotation(t: dict[str, Any], min_items: int | None = None, builtin: str = "") -> str:
+    """The msgspec annotation of a type; `builtin` prefixes `list` and `dict` (`builtins.`
+    in a class with a member of that name, which would shadow them)."""
     kind = t["kind"]
     if kind == "prim":
         return PRIM_TYPES[t["prim"]]
@@ -75,10 +77,10 @@ def annotation(t: dict[str, Any], min_items: int | None = None) -> str:
     if kind == "named":
         return str(t["name"])
     if kind == "array":
-        inner = f"list[{annotation(t['item'])}]"
+        inner = f"{builtin}list[{annotation(t['item'], None, builtin)}]"
         return f"Annotated[{inner}, Meta(min_length={min_items})]" if min_items else inner
     if kind == "map":
-        return f"dict[str, {annotation(t['value'])}]"
+        return f"{builtin}dict[str, {annotation(t['value'], None, builtin)}]"
     raise ValueError(f"unknown type kind {kind}")
 
 
@@ -153,26 +155,26 @@ def enums(model: dict[str, Any]) -> list[dict[str, Any]]:
 # Types module
 
 
-def default_expr(m: Member) -> str:
+def default_expr(m: Member, builtin: str) -> str:
     d = m.default
     if isinstance(d, list):
-        return "default_factory=list"
+        return f"default_factory={builtin}list"
     if isinstance(d, dict):
-        return "default_factory=dict"
+        return f"default_factory={builtin}dict"
     if isinstance(d, str) and m.type["kind"] == "named":
         raise ValueError(f"{m.wire}: an enum default is not expected")
     return f"default={d!r}"
 
 
-def field_line(m: Member) -> str:
-    ann = annotation(m.type, m.min_items)
+def field_line(m: Member, builtin: str) -> str:
+    ann = annotation(m.type, m.min_items, builtin)
     rename = f"name={python_str(m.wire)}" if m.attr != m.wire else ""
     if m.required:
         if rename:
             return f"    {m.attr}: {ann} = field({rename})"
         return f"    {m.attr}: {ann}"
     if m.has_default:
-        args = ", ".join(a for a in (default_expr(m), rename) if a)
+        args = ", ".join(a for a in (default_expr(m, builtin), rename) if a)
         return f"    {m.attr}: {ann} = field({args})"
     args = ", ".join(a for a in ("default=UNSET", rename) if a)
     return f"    {m.attr}: {ann} | UnsetType = field({args})"
@@ -214,6 +216,7 @@ def types_module(model: dict[str, Any]) -> str:
         "",
         "from __future__ import annotations",
         "",
+        "import builtins",
         "import enum",
         "from typing import Annotated, Final",
         "",
@@ -242,8 +245,9 @@ def types_module(model: dict[str, Any]) -> str:
         out += doc_lines(s.doc, "    ") or [f'    """The {s.name} message."""']
         if s.members:
             out.append("")
+        shadowed = any(m.attr in ("list", "dict") for m in s.members)
         for m in s.members:
-            out.append(field_line(m))
+            out.append(field_line(m, "builtins." if shadowed else ""))
             out += doc_lines(m.doc, "    ")
         out += post_init(s)
         out.append("")

@@ -8,6 +8,7 @@ as received. A `oneof` (and a keyed union) is one optional member per choice, ex
 
 from __future__ import annotations
 
+import builtins
 import enum
 from typing import Annotated, Final
 
@@ -417,7 +418,7 @@ class TaskPushNotificationConfig(Struct, kw_only=True, omit_defaults=True, forbi
 class StringList(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
     """A list of strings."""
 
-    list: list[str] = field(default_factory=list)
+    list: builtins.list[str] = field(default_factory=builtins.list)
     """The individual string values."""
 
 
