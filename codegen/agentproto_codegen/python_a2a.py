@@ -10,7 +10,7 @@ Four files under `python/src/agentproto/a2a/generated/`:
 * `_v1_decode.py`: the authoritative ProtoJSON decoder (slow path) of every type, straight
   line over the strict reader (`agentproto.codec.reader`), and the msgspec fast decoders;
 * `errors.py`: the error table (kinds, codes, statuses, reasons, default messages);
-* `__init__.py`.
+* `__init__.py`; and the public `agentproto.a2a.v1`, which re-exports the types.
 
 A keyed union (`SendMessageResponse`, `StreamResponse`, `SecurityScheme`, …) is a Struct
 with one optional member per variant, exactly one set: the shape of a proto `oneof`, as
@@ -29,6 +29,7 @@ from .python import isort_key
 from .python_share import tidy
 
 OUT_DIR = "python/src/agentproto/a2a/generated"
+PUBLIC_DIR = "python/src/agentproto/a2a"
 
 PRIM_TYPES = {"string": "str", "text": "str", "bool": "bool", "i32": "I32", "bytes": "bytes", "timestamp": "str"}
 PRIM_DECODERS = {
@@ -515,6 +516,31 @@ def package_init() -> str:
     )
 
 
+def public_module(model: dict[str, Any]) -> str:
+    """`agentproto.a2a.v1`: the generated types and tables under their public name."""
+    names = sorted(
+        ["OPERATIONS", "PROTOCOL_VERSION", "QUERY_FALSE", "QUERY_TRUE", "Operation"]
+        + [e["name"] for e in enums(model)]
+        + [s.name for s in shapes(model)],
+        key=isort_key,
+    )
+    out = header(model)
+    out += [
+        '"""A2A 1.0 (`lf.a2a.v1`): the message types, enums and the operation table, generated from',
+        "the pinned `a2a.proto` and `rules/a2a.toml`. Decode with `agentproto.a2a.decode`, encode",
+        'with `agentproto.a2a.encode`."""',
+        "",
+        "from agentproto.a2a.generated.v1 import (",
+        *[f"    {n}," for n in names],
+        ")",
+        "",
+        "__all__ = [",
+        *[f"    {python_str(n)}," for n in names],
+        "]",
+    ]
+    return "\n".join(out) + "\n"
+
+
 def emit(model: dict[str, Any], table: Table, python_dir: Path) -> dict[str, str]:
     """Every generated file of the Python A2A SDK by its path, formatted as `make
     python-lint` wants (`python_dir` holds the ruff configuration)."""
@@ -523,5 +549,6 @@ def emit(model: dict[str, Any], table: Table, python_dir: Path) -> dict[str, str
         f"{OUT_DIR}/v1.py": types_module(model),
         f"{OUT_DIR}/_v1_decode.py": decode_module(model),
         f"{OUT_DIR}/errors.py": errors_module(table),
+        f"{PUBLIC_DIR}/v1.py": public_module(model),
     }
     return {path: tidy(text, path, python_dir) for path, text in texts.items()}
