@@ -1,0 +1,111 @@
+/**
+ * What both HTTP bindings read from a request besides its body: headers, the query string,
+ * percent-decoding, the `Content-Type` rule and the `A2A-Version` service parameter.
+ * Pure functions; the server hands them what `node:http` parsed.
+ */
+
+import { A2aError } from "./errors.js";
+
+/** Request headers by lower-case name, as `node:http` gives them (`IncomingHttpHeaders`). */
+export type Headers = { readonly [lowerCaseName: string]: string | readonly string[] | undefined };
+
+/** A header's value (the first, if it was sent more than once); `name` is lower case. */
+export function header(headers: Headers, name: string): string | undefined {
+  const v = headers[name];
+  return typeof v === "string" ? v : v?.[0];
+}
+
+/** `%XX` escapes decoded as UTF-8; text that does not decode is kept as it is. */
+export function percentDecode(text: string): string {
+  if (!text.includes("%")) return text;
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/** The query string's pairs in order, keys and values percent-decoded. */
+export function queryPairs(query: string): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (const pair of query.split("&")) {
+    if (pair === "") continue;
+    const eq = pair.indexOf("=");
+    const key = eq < 0 ? pair : pair.slice(0, eq);
+    const value = eq < 0 ? "" : pair.slice(eq + 1);
+    out.push([percentDecode(key), percentDecode(value)]);
+  }
+  return out;
+}
+
+/** A request target split at `?` (the query without it; `""` when there is none). */
+export function splitTarget(target: string): [path: string, query: string] {
+  const q = target.indexOf("?");
+  return q < 0 ? [target, ""] : [target.slice(0, q), target.slice(q + 1)];
+}
+
+/** The media type of A2A 1.0.1 bodies; `application/json` is accepted as well. */
+export const A2A_JSON = "application/a2a+json";
+
+/** Whether a request body's `Content-Type` is one A2A reads (or absent). */
+export function contentTypeOk(headers: Headers): boolean {
+  const ct = header(headers, "content-type");
+  if (ct === undefined) return true;
+  const base = (ct.split(";")[0] ?? "").trim().toLowerCase();
+  return base === "application/json" || base === A2A_JSON;
+}
+
+/** The refusal of a body with another `Content-Type`. */
+export function contentTypeRefused(): A2aError {
+  return new A2aError("InvalidRequest", "Content-Type must be application/a2a+json or application/json");
+}
+
+/** The bindings a version check is made for (they name what they serve differently). */
+export type Binding = "jsonrpc" | "rest";
+
+/** How the version check reads a request without `A2A-Version` (header or query parameter):
+ * as A2A 0.3, which this SDK does not serve yet, so it is refused; or as 1.0. */
+export interface VersionOptions {
+  readonly missingVersion?: "0.3" | "1.0";
+}
+
+/**
+ * The `A2A-Version` check: the header (any case), else the query parameter of that name;
+ * `1.0` with any patch (`1.0.1`) is served. Anything else, an empty value, 0.3 and (unless
+ * `missingVersion` is `"1.0"`) no version at all is refused `VersionNotSupported`.
+ *
+ * @returns `null` when the request is served, else the error to answer.
+ */
+export function checkVersion(headers: Headers, query: string, options: VersionOptions = {}): A2aError | null {
+  let v = header(headers, "a2a-version")?.trim();
+  if (v === undefined) {
+    for (const [k, value] of queryPairs(query)) {
+      if (k.toLowerCase() === "a2a-version") {
+        v = value;
+        break;
+      }
+    }
+  }
+  const given = v ?? "";
+  const parts = given.split(".");
+  if (parts[0] === "1" && parts[1] === "0") return null;
+  if (given === "" && v === undefined && options.missingVersion === "1.0") return null;
+  const missing = given === "" && v === undefined;
+  const message = missing
+    ? "a request without A2A-Version is A2A 0.3, which this interface does not serve; send A2A-Version: 1.0"
+    : `A2A version ${JSON.stringify(given)} is not supported; this interface serves 1.0`;
+  return new A2aError("VersionNotSupported", message).with("version", missing ? "0.3" : given).with("supportedVersions", "1.0");
+}
+
+const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** A body's text, or `null` when its bytes are not UTF-8 (a byte-order mark stays a
+ * character, which no JSON text begins with). */
+export function bodyText(body: Uint8Array | string): string | null {
+  if (typeof body === "string") return body;
+  try {
+    return UTF8.decode(body);
+  } catch {
+    return null;
+  }
+}
