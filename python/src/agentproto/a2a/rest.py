@@ -183,8 +183,9 @@ def read_request(
     refused = check_version(headers, query, "HTTP+JSON", missing_version)
     if refused is not None:
         return RestRefusal(refused, table)
-    text = body.decode("utf-8", "replace")
-    if nesting_exceeds(text, MAX_REQUEST_DEPTH):
+    # Only a body with more opening brackets than the limit can nest deeper than it.
+    deep = body.count(b"{") + body.count(b"[") > MAX_REQUEST_DEPTH
+    if deep and nesting_exceeds(body.decode("utf-8", "replace"), MAX_REQUEST_DEPTH):
         message = f"parse error: the request nests arrays and objects deeper than {MAX_REQUEST_DEPTH} levels"
         return RestRefusal(A2aError(ErrorKind.PARSE, message), table)
     operation = route.operation
