@@ -5,6 +5,9 @@ answer side's peer errors."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 from agentproto.a2a import A2aError, ErrorKind, ErrorTable, Operation, jsonrpc, rest
 from agentproto.a2a.answers import AnswerValue, CallFailed, ErrorReply
@@ -140,3 +143,26 @@ def test_rest_answers() -> None:
     assert isinstance(bare, ErrorReply) and bare.error.kind is ErrorKind.TASK_NOT_FOUND
     empty = rest.read_answer(Operation.DELETE_TASK_PUSH_NOTIFICATION_CONFIG, 200, b"")
     assert isinstance(empty, AnswerValue)
+
+
+A2A_DECODE_ONLY = """
+import sys
+from agentproto.a2a import jsonrpc
+call = jsonrpc.read_request(b'{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t"}}', {"A2A-Version": "1.0"})
+assert type(call).__name__ == "RpcCall", call
+print(sorted(m for m in ("asyncio", "agentproto.acp", "agentproto.jsonrpc.connection") if m in sys.modules))
+"""
+
+
+def test_decoding_an_a2a_request_loads_neither_asyncio_nor_acp() -> None:
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    done = subprocess.run(
+        [sys.executable, "-c", A2A_DECODE_ONLY],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PYTHONPATH": src},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
