@@ -166,3 +166,27 @@ def test_decoding_an_a2a_request_loads_neither_asyncio_nor_acp() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def nested_send(depth: int) -> bytes:
+    """A SendMessageRequest object nested `depth` levels deep (itself at level 1)."""
+    arrays = depth - 3
+    deep = "[" * arrays + "]" * arrays
+    return f'{{"message":{{"messageId":"m","role":1,"parts":[{{"text":"x"}}],"metadata":{{"d":{deep}}}}}}}'.encode()
+
+
+def test_requests_nest_at_most_max_request_depth_on_both_bindings() -> None:
+    from agentproto.a2a.limits import MAX_REQUEST_DEPTH
+
+    headers = {"A2A-Version": "1.0"}
+    ok = rest.read_request("POST", "/message:send", "", headers, nested_send(MAX_REQUEST_DEPTH))
+    assert isinstance(ok, rest.RestCall)
+    deep = rest.read_request("POST", "/message:send", "", headers, nested_send(MAX_REQUEST_DEPTH + 1))
+    assert isinstance(deep, rest.RestRefusal) and deep.error.kind is ErrorKind.PARSE
+
+    def rpc(depth: int) -> bytes:
+        return b'{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":' + nested_send(depth) + b"}"
+
+    assert isinstance(jsonrpc.read_request(rpc(MAX_REQUEST_DEPTH), headers), jsonrpc.RpcCall)
+    refused = jsonrpc.read_request(rpc(MAX_REQUEST_DEPTH + 1), headers)
+    assert isinstance(refused, jsonrpc.RpcRefusal) and refused.error.kind is ErrorKind.PARSE and refused.id is None

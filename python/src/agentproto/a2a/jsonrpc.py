@@ -3,10 +3,10 @@ an operation and its typed request out, or the error answer to send; and, on the
 side, a response body (or one SSE item's data) in, a typed result, a local failure or the
 peer's error out.
 
-Steps of a request, in the order the Rust server takes them: the envelope (one decode,
-params kept raw), the `Content-Type`, the `A2A-Version`, the method, then the params by
-method (paths from `$.params`). A request's id is echoed as the exact JSON text it had
-(an integer of any size included).
+Steps of a request, in the order the Rust server takes them: the nesting depth
+(`limits.py`), the envelope (one decode, params kept raw), the `Content-Type`, the
+`A2A-Version`, the method, then the params by method (paths from `$.params`). A request's
+id is echoed as the exact JSON text it had (an integer of any size included).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from agentproto.a2a import codec
 from agentproto.a2a.answers import Answer, AnswerValue, CallFailed, ErrorReply
 from agentproto.a2a.errors import A2aError, ErrorKind, PeerError, error_info_of
 from agentproto.a2a.generated.v1 import OPERATIONS, Operation
+from agentproto.a2a.limits import check_depth
 from agentproto.a2a.version import MissingVersion, check_version, header
 from agentproto.codec.errors import DecodeError
 from agentproto.codec.reader import JObject, JsonSyntaxError, parse
@@ -158,6 +159,9 @@ def read_request(
         check_duplicate_keys: refuse repeated keys that the fast paths would not see.
         fast: take the msgspec fast paths where they apply (`False`: the exact paths only).
     """
+    too_deep = check_depth(body, 1)
+    if too_deep is not None:
+        return RpcRefusal(None, too_deep)
     read = _envelope(body, check_duplicate_keys, fast)
     if isinstance(read, RpcRefusal):
         return read

@@ -5,7 +5,7 @@ and `google.rpc.Status` body); and, on the client's side, an answer (status, bod
 typed result, a local failure or the peer's error out.
 
 Paths are matched against the generated `google.api.http` rules; the steps follow the Rust
-server: route, verb, `A2A-Version`, nesting depth, `Content-Type`, then the typed decode
+server: route, verb, `A2A-Version`, nesting depth (`limits.py`), `Content-Type`, then the typed decode
 (paths from `$`, the request message being the body).
 """
 
@@ -23,16 +23,11 @@ from agentproto.a2a.answers import Answer, AnswerValue, CallFailed, ErrorReply
 from agentproto.a2a.errors import A2aError, ErrorKind, ErrorTable, PeerError, error_info_of
 from agentproto.a2a.generated.v1 import OPERATIONS, QUERY_FALSE, QUERY_TRUE, Operation
 from agentproto.a2a.jsonrpc import content_type_ok
+from agentproto.a2a.limits import check_depth
 from agentproto.a2a.version import MissingVersion, check_version
 from agentproto.codec.errors import DecodeError
-from agentproto.jsonrpc.message import MAX_NESTING_DEPTH
-from agentproto.jsonrpc.message import _nesting_exceeds as nesting_exceeds
 
-__all__ = ["MAX_REQUEST_DEPTH", "RestCall", "RestRefusal", "Route", "find_route", "read_answer", "read_request"]
-
-MAX_REQUEST_DEPTH = MAX_NESTING_DEPTH - 1
-"""A body nesting arrays and objects deeper than this is refused as a parse error (the
-JSON-RPC binding's params reach the same depth inside their envelope)."""
+__all__ = ["RestCall", "RestRefusal", "Route", "find_route", "read_answer", "read_request"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,11 +178,9 @@ def read_request(
     refused = check_version(headers, query, "HTTP+JSON", missing_version)
     if refused is not None:
         return RestRefusal(refused, table)
-    # Only a body with more opening brackets than the limit can nest deeper than it.
-    deep = body.count(b"{") + body.count(b"[") > MAX_REQUEST_DEPTH
-    if deep and nesting_exceeds(body.decode("utf-8", "replace"), MAX_REQUEST_DEPTH):
-        message = f"parse error: the request nests arrays and objects deeper than {MAX_REQUEST_DEPTH} levels"
-        return RestRefusal(A2aError(ErrorKind.PARSE, message), table)
+    too_deep = check_depth(body, 0)
+    if too_deep is not None:
+        return RestRefusal(too_deep, table)
     operation = route.operation
     tenant = next((v for k, v in route.variables if k == "tenant"), None)
     with_body = route.body and method.upper() == "POST" and not (operation is Operation.SUBSCRIBE_TO_TASK and not body)
