@@ -4,6 +4,7 @@
  * Pure functions; the server hands them what `node:http` parsed.
  */
 
+import { MAX_NESTING_DEPTH, nestingExceeds } from "../codec/reader.js";
 import { A2aError } from "./errors.js";
 
 /** Request headers by lower-case name, as `node:http` gives them (`IncomingHttpHeaders`). */
@@ -108,4 +109,24 @@ export function bodyText(body: Uint8Array | string): string | null {
   } catch {
     return null;
   }
+}
+
+/** How many levels the deepest answer puts above a value a client sent, beyond those above it
+ * in the request: JSON-RPC `ListTasks` answers a message at `$.result.tasks[i].history[j]`
+ * (level 6) that came at `$.params.message` (level 3). */
+export const ANSWER_WRAPPING = 3;
+
+/** How deep a request object may nest (itself at level 1), on both bindings: so deep that
+ * every answer carrying what it sent back stays within `MAX_NESTING_DEPTH` levels, one for
+ * the JSON-RPC envelope and `ANSWER_WRAPPING` for the deepest answer (the Rust server's
+ * bound). Refusing such a request, rather than an answer too deep to read, means nothing
+ * the server accepted becomes unreadable later. */
+export const MAX_REQUEST_DEPTH = MAX_NESTING_DEPTH - 1 - ANSWER_WRAPPING;
+
+/** The parse error of a body whose request object nests deeper than `MAX_REQUEST_DEPTH`
+ * below `wrapping` levels of envelope (1 on JSON-RPC, 0 on HTTP+JSON); `null` when it does
+ * not. Brackets inside strings do not count; the text need not be JSON. */
+export function checkDepth(text: string, wrapping: number): A2aError | null {
+  if (!nestingExceeds(text, MAX_REQUEST_DEPTH + wrapping)) return null;
+  return A2aError.parse(`the request nests arrays and objects deeper than ${MAX_REQUEST_DEPTH} levels`);
 }

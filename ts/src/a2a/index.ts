@@ -27,10 +27,10 @@ export {
   type PeerError,
   type RestErrorBody,
 } from "./errors.js";
-export { A2A_JSON, checkVersion, contentTypeOk, type Binding, type Headers, type VersionOptions } from "./http.js";
+export { A2A_JSON, ANSWER_WRAPPING, checkDepth, checkVersion, contentTypeOk, MAX_REQUEST_DEPTH, type Binding, type Headers, type VersionOptions } from "./http.js";
 export { decodeRequest, decodeResult, encodeRequest, encodeResult, isOperation } from "./operations.js";
 export { decodeJsonRpcRequest, jsonRpcErrorBody, jsonRpcResultBody, type JsonRpcCall, type JsonRpcHttpRequest, type JsonRpcRefusal } from "./jsonrpc.js";
-export { decodeRestRequest, findRoute, matchTemplate, MAX_REQUEST_DEPTH, restErrorBody, type RestCall, type RestHttpRequest, type RestOptions, type RestRefusal } from "./rest.js";
+export { decodeRestRequest, findRoute, matchTemplate, restErrorBody, type RestCall, type RestHttpRequest, type RestOptions, type RestRefusal } from "./rest.js";
 export { readJsonRpcAnswer, readRestAnswer, readRestStreamEvent, type Answer, type CallId } from "./answers.js";
 export { SseReader, type SseEvent } from "./sse.js";
 export { base64Decode, base64Encode, timestampText } from "./protojson.js";

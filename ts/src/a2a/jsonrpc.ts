@@ -3,8 +3,8 @@
  * headers and query string in, the operation and its typed request out, or the error to
  * answer with the id to answer it to. Pure: no I/O, nothing runs.
  *
- * The order of the checks is the Rust server's: the envelope (UTF-8, JSON, nesting, one
- * object, each member once, `jsonrpc`, `id`, `method`), the `Content-Type`, the
+ * The order of the checks is the Rust server's: the request's nesting depth, the envelope
+ * (UTF-8, JSON, one object, each member once, `jsonrpc`, `id`, `method`), the `Content-Type`, the
  * `A2A-Version`, the method, then the params through the generated validator. An id is
  * written back exactly as it came (any JSON-RPC id: a string, any number, `null`).
  */
@@ -14,7 +14,7 @@ import { DecodeError } from "../codec/errors.js";
 import { encodeString } from "../codec/values.js";
 import type { A2aRequest } from "../generated/a2a/v1.js";
 import { A2aError } from "./errors.js";
-import { bodyText, checkVersion, contentTypeOk, contentTypeRefused, type Headers, type VersionOptions } from "./http.js";
+import { bodyText, checkDepth, checkVersion, contentTypeOk, contentTypeRefused, type Headers, type VersionOptions } from "./http.js";
 import { decodeRequest, isOperation } from "./operations.js";
 
 /** A request the server would run. */
@@ -62,6 +62,8 @@ function idText(value: JNode): string | undefined {
 export function decodeJsonRpcRequest(request: JsonRpcHttpRequest, options: VersionOptions = {}): JsonRpcCall | JsonRpcRefusal {
   const text = bodyText(request.body);
   if (text === null) return refused("null", A2aError.parse("the body is not UTF-8"));
+  const tooDeep = checkDepth(text, 1);
+  if (tooDeep !== null) return refused("null", tooDeep);
   let node: JNode;
   try {
     node = parse(text, MAX_NESTING_DEPTH);

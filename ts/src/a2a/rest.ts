@@ -11,16 +11,12 @@
  * value with the same path, kind, expected and found as in a body.
  */
 
-import { JMember, JNumber, JObject, JsonSyntaxError, MAX_NESTING_DEPTH, NestingError, parse, type JNode } from "../codec/reader.js";
+import { JMember, JNumber, JObject, JsonSyntaxError, NestingError, parse, type JNode } from "../codec/reader.js";
 import { DecodeError } from "../codec/errors.js";
 import { OPERATION_NAMES, OPERATIONS, type A2aRequest, type HttpRule, type OperationName } from "../generated/a2a/v1.js";
 import { A2aError, type ErrorTable } from "./errors.js";
-import { bodyText, checkVersion, contentTypeOk, contentTypeRefused, percentDecode, queryPairs, splitTarget, type Headers, type VersionOptions } from "./http.js";
+import { bodyText, checkDepth, checkVersion, MAX_REQUEST_DEPTH, contentTypeOk, contentTypeRefused, percentDecode, queryPairs, splitTarget, type Headers, type VersionOptions } from "./http.js";
 import { decodeRequest } from "./operations.js";
-
-/** The deepest a request object may nest (itself at level 1): one less than a JSON-RPC
- * envelope allows, which holds the request one level down. */
-export const MAX_REQUEST_DEPTH = MAX_NESTING_DEPTH - 1;
 
 /** What the server reads from one HTTP+JSON request. */
 export interface RestHttpRequest {
@@ -163,17 +159,19 @@ export function decodeRestRequest(request: RestHttpRequest, options: RestOptions
   const ownVars = route.vars.filter(([k]) => k !== "tenant");
   const raw = request.body ?? "";
   const empty = typeof raw === "string" ? raw === "" : raw.length === 0;
+  const decoded = bodyText(raw);
+  if (decoded === null) return refused(A2aError.parse("the body is not UTF-8"));
+  const tooDeep = checkDepth(decoded, 0);
+  if (tooDeep !== null) return refused(tooDeep);
   let node: JNode;
   let text = "";
   if (route.rule.body && !(empty && ownVars.length > 0)) {
     if (!contentTypeOk(request.headers)) return refused(contentTypeRefused());
-    const decoded = bodyText(raw);
-    if (decoded === null) return refused(A2aError.parse("the body is not UTF-8"));
     text = decoded;
     try {
       node = parse(text, MAX_REQUEST_DEPTH);
     } catch (err) {
-      if (err instanceof NestingError) return refused(A2aError.parse(`nesting deeper than ${MAX_REQUEST_DEPTH} levels`));
+      if (err instanceof NestingError) return refused(A2aError.parse(`the request nests arrays and objects deeper than ${MAX_REQUEST_DEPTH} levels`));
       if (err instanceof JsonSyntaxError) return refused(A2aError.parse(err.message));
       throw err;
     }

@@ -12,6 +12,7 @@ import {
   findRoute,
   jsonRpcErrorBody,
   matchTemplate,
+  MAX_REQUEST_DEPTH,
   readJsonRpcAnswer,
   readRestAnswer,
   render,
@@ -86,4 +87,20 @@ test("the SSE reader assembles events across chunks and line endings", () => {
     { id: "1", event: undefined, data: '{"a":1}', retry: undefined },
     { id: "1", event: "error", data: "x\ny", retry: undefined },
   ]);
+});
+
+test("a request object may nest MAX_REQUEST_DEPTH levels on both bindings, no more", () => {
+  const request = (depth: number): string =>
+    `{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}],"metadata":{"d":${"[".repeat(depth - 3)}${"]".repeat(depth - 3)}}}}`;
+  for (const [depth, outcome] of [
+    [MAX_REQUEST_DEPTH, "dispatched"],
+    [MAX_REQUEST_DEPTH + 1, "refused"],
+  ] as const) {
+    const rest = decodeRestRequest({ method: "POST", target: "/message:send", headers: V1, body: request(depth) });
+    assert.equal(rest.outcome, outcome, `HTTP+JSON at ${depth}`);
+    const body = `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":${request(depth)}}`;
+    const rpc = decodeJsonRpcRequest({ headers: V1, query: "", body });
+    assert.equal(rpc.outcome, outcome, `JSON-RPC at ${depth}`);
+    if (rpc.outcome === "refused") assert.deepEqual([rpc.id, rpc.error.kind], ["null", "Parse"]);
+  }
 });
