@@ -127,6 +127,11 @@ export const MAX_REQUEST_DEPTH = MAX_NESTING_DEPTH - 1 - ANSWER_WRAPPING;
  * below `wrapping` levels of envelope (1 on JSON-RPC, 0 on HTTP+JSON); `null` when it does
  * not. Brackets inside strings do not count; the text need not be JSON. */
 export function checkDepth(text: string, wrapping: number): A2aError | null {
-  if (!nestingExceeds(text, MAX_REQUEST_DEPTH + wrapping)) return null;
+  return nestingExceeds(text, MAX_REQUEST_DEPTH + wrapping) ? tooDeep() : null;
+}
+
+/** The parse error of a request nested deeper than `MAX_REQUEST_DEPTH`. (A parse with that
+ * limit finds it in the same pass; `checkDepth` is for text that is not parsed, or not JSON.) */
+export function tooDeep(): A2aError {
   return A2aError.parse(`the request nests arrays and objects deeper than ${MAX_REQUEST_DEPTH} levels`);
 }

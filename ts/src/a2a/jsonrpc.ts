@@ -9,12 +9,12 @@
  * written back exactly as it came (any JSON-RPC id: a string, any number, `null`).
  */
 
-import { JArray, JObject, JNumber, JsonSyntaxError, MAX_NESTING_DEPTH, NestingError, parse, type JMember, type JNode } from "../codec/reader.js";
+import { JArray, JObject, JNumber, JsonSyntaxError, NestingError, parse, type JMember, type JNode } from "../codec/reader.js";
 import { DecodeError } from "../codec/errors.js";
 import { encodeString } from "../codec/values.js";
 import type { A2aRequest } from "../generated/a2a/v1.js";
 import { A2aError } from "./errors.js";
-import { bodyText, checkDepth, checkVersion, contentTypeOk, contentTypeRefused, type Headers, type VersionOptions } from "./http.js";
+import { bodyText, checkDepth, checkVersion, contentTypeOk, contentTypeRefused, MAX_REQUEST_DEPTH, tooDeep, type Headers, type VersionOptions } from "./http.js";
 import { decodeRequest, isOperation } from "./operations.js";
 
 /** A request the server would run. */
@@ -62,14 +62,13 @@ function idText(value: JNode): string | undefined {
 export function decodeJsonRpcRequest(request: JsonRpcHttpRequest, options: VersionOptions = {}): JsonRpcCall | JsonRpcRefusal {
   const text = bodyText(request.body);
   if (text === null) return refused("null", A2aError.parse("the body is not UTF-8"));
-  const tooDeep = checkDepth(text, 1);
-  if (tooDeep !== null) return refused("null", tooDeep);
   let node: JNode;
   try {
-    node = parse(text, MAX_NESTING_DEPTH);
+    // The params within MAX_REQUEST_DEPTH levels, the envelope one level above them.
+    node = parse(text, MAX_REQUEST_DEPTH + 1);
   } catch (err) {
-    if (err instanceof NestingError) return refused("null", A2aError.parse(`nesting deeper than ${MAX_NESTING_DEPTH} levels`));
-    if (err instanceof JsonSyntaxError) return refused("null", A2aError.parse(err.message));
+    if (err instanceof NestingError) return refused("null", tooDeep());
+    if (err instanceof JsonSyntaxError) return refused("null", checkDepth(text, 1) ?? A2aError.parse(err.message));
     throw err;
   }
   if (!(node instanceof JObject)) {

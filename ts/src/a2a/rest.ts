@@ -15,7 +15,7 @@ import { JMember, JNumber, JObject, JsonSyntaxError, NestingError, parse, type J
 import { DecodeError } from "../codec/errors.js";
 import { OPERATION_NAMES, OPERATIONS, type A2aRequest, type HttpRule, type OperationName } from "../generated/a2a/v1.js";
 import { A2aError, type ErrorTable } from "./errors.js";
-import { bodyText, checkDepth, checkVersion, MAX_REQUEST_DEPTH, contentTypeOk, contentTypeRefused, percentDecode, queryPairs, splitTarget, type Headers, type VersionOptions } from "./http.js";
+import { bodyText, checkDepth, checkVersion, MAX_REQUEST_DEPTH, tooDeep, contentTypeOk, contentTypeRefused, percentDecode, queryPairs, splitTarget, type Headers, type VersionOptions } from "./http.js";
 import { decodeRequest } from "./operations.js";
 
 /** What the server reads from one HTTP+JSON request. */
@@ -161,22 +161,23 @@ export function decodeRestRequest(request: RestHttpRequest, options: RestOptions
   const empty = typeof raw === "string" ? raw === "" : raw.length === 0;
   const decoded = bodyText(raw);
   if (decoded === null) return refused(A2aError.parse("the body is not UTF-8"));
-  const tooDeep = checkDepth(decoded, 0);
-  if (tooDeep !== null) return refused(tooDeep);
   let node: JNode;
   let text = "";
   if (route.rule.body && !(empty && ownVars.length > 0)) {
-    if (!contentTypeOk(request.headers)) return refused(contentTypeRefused());
+    if (!contentTypeOk(request.headers)) return refused(checkDepth(decoded, 0) ?? contentTypeRefused());
     text = decoded;
     try {
       node = parse(text, MAX_REQUEST_DEPTH);
     } catch (err) {
-      if (err instanceof NestingError) return refused(A2aError.parse(`the request nests arrays and objects deeper than ${MAX_REQUEST_DEPTH} levels`));
-      if (err instanceof JsonSyntaxError) return refused(A2aError.parse(err.message));
+      if (err instanceof NestingError) return refused(tooDeep());
+      if (err instanceof JsonSyntaxError) return refused(checkDepth(text, 0) ?? A2aError.parse(err.message));
       throw err;
     }
     if (node instanceof JObject) node = withPathVars(node, route);
   } else {
+    // A body this rule does not read is still bounded, as in the Rust server.
+    const deep = empty ? null : checkDepth(decoded, 0);
+    if (deep !== null) return refused(deep);
     node = route.rule.body ? withPathVars(new JObject([], 0, 0), route) : queryObject(route, query);
   }
   try {
