@@ -7,7 +7,7 @@ PYTHON ?= $(if $(wildcard $(VENV)/bin/python),$(VENV)/bin/python,python3)
 CARGO ?= cargo
 # Node packages every part needs: the TypeScript SDK's toolchain, the official ACP SDK (interop),
 # the benchmark's adapters, and the sync channel's real peer (typescript 7.0.2's `tsc --api`).
-NODE_DIRS := ts interop/official/acp-ts bench/ts interop/tsc-api
+NODE_DIRS := ts interop/official/acp-ts bench/ts interop/tsc-api interop/tsc-api/7.1
 
 .PHONY: help dev venv node-deps version-check crates-package-check readme-test python-package-test test lint fmt codegen codegen-test codegen-check pins-check vectors vectors-lint vectors-author rust-test python-test python-lint ts-build ts-test ts-lint doc clean bench bench-pg-cost bench-smoke bench-lint
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // The reference walk for agentproto's binary source-file reader.
 //
-// It loads a project with the official synchronous client that ships inside the
-// pinned `typescript` package (`typescript/unstable/sync`, which spawns the same
-// `tsc --api` binary the Rust tests talk to), fetches each named file's AST,
-// walks it with the official `forEachChild` and prints one JSON line per file:
+// It loads a project with the official synchronous client that ships inside a
+// pinned `typescript` package (which spawns the same `tsc --api` binary the
+// tests talk to), fetches each named file's AST, walks it with the official
+// `forEachChild` and prints one JSON line per file:
 //
 //   {"file": "...", "nodes": N, "digest": "hex"}
 //
@@ -15,15 +15,26 @@
 // visiting order, each as a little-endian u32, so that a reader which finds the
 // right number of nodes in the wrong order or with the wrong spans still fails.
 //
-// Usage: node walk.mjs --cwd ABSOLUTE_DIR --project ABSOLUTE_TSCONFIG FILE...
+// Usage: node walk.mjs [--install DIR] --cwd ABSOLUTE_DIR --project ABSOLUTE_TSCONFIG FILE...
+//
+// `--install` names the npm folder whose `typescript` to use: this folder
+// (7.0.2, the default) or `7.1` (7.1.0-beta). The two clients differ: 7.0.2
+// exports the sync client as `typescript/unstable/sync` and opens a project
+// with `updateSnapshot`; 7.1 exports it as `typescript/sync` and opens one with
+// `createSnapshot`. The package's own version picks between them.
 
-import { API } from "typescript/unstable/sync";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 function parseArguments(argv) {
-    const options = { cwd: undefined, project: undefined, files: [] };
+    const options = { install: dirname(fileURLToPath(import.meta.url)), cwd: undefined, project: undefined, files: [] };
     for (let index = 0; index < argv.length; index++) {
         const argument = argv[index];
-        if (argument === "--cwd") {
+        if (argument === "--install") {
+            options.install = resolve(argv[++index]);
+        } else if (argument === "--cwd") {
             options.cwd = argv[++index];
         } else if (argument === "--project") {
             options.project = argv[++index];
@@ -77,10 +88,20 @@ function walkFile(sourceFile) {
     return { nodes, digest: digest.toString(16).padStart(16, "0") };
 }
 
+/** The install's sync client module and the name of its project-opening method. */
+async function loadClient(install) {
+    const require = createRequire(join(install, "package.json"));
+    const manifest = JSON.parse(readFileSync(require.resolve("typescript/package.json"), "utf8"));
+    const legacy = manifest.version.startsWith("7.0.");
+    const module = await import(pathToFileURL(require.resolve(legacy ? "typescript/unstable/sync" : "typescript/sync")).href);
+    return { API: module.API, open: legacy ? "updateSnapshot" : "createSnapshot" };
+}
+
 const options = parseArguments(process.argv.slice(2));
+const { API, open } = await loadClient(options.install);
 const api = new API({ cwd: options.cwd });
 try {
-    const snapshot = api.updateSnapshot({ openProjects: [options.project] });
+    const snapshot = api[open]({ openProjects: [options.project] });
     const project = snapshot.getProject(options.project);
     if (!project) {
         throw new Error(`no project loaded from ${options.project}`);

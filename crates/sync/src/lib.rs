@@ -1,6 +1,6 @@
 //! The sync pipe channel: a blocking request/response channel to a child
 //! process over its stdin and stdout, wire-compatible with the TypeScript 7 API
-//! server (`tsc --api` from npm `typescript@7.0.2`).
+//! server (`tsc --api` from npm `typescript@7.0.2` and `typescript@7.1.0-beta`).
 //!
 //! Every message is a MessagePack tuple `[type, name, payload]` ([`frame`]).
 //! There are no request ids: one request is in flight at a time and the method
@@ -15,7 +15,11 @@
 //!   method, lets handlers call back into the client, turns handler failures
 //!   and panics into `Error` tuples and returns at end of input.
 //! - [`ast`] reads the binary source-file format the TypeScript server returns
-//!   from `getSourceFile` (protocol version 5) as a lazy view over the bytes.
+//!   from `getSourceFile` (protocol version 5 from TypeScript 7.0.2, 9 from
+//!   7.1.0-beta, told apart by the header) as a lazy view over the bytes.
+//! - [`tsc`] (feature `json`): the methods the two servers name differently
+//!   (opening a project), chosen from the server's `initialize` answer or
+//!   from configuration.
 //!
 //! All I/O is blocking `std::io`; there is no async runtime. Buffers (the read
 //! buffers of tuples, the write buffer, the callback answer buffer) are reused
@@ -48,6 +52,8 @@ pub mod ast;
 mod client;
 pub mod frame;
 mod server;
+#[cfg(feature = "json")]
+pub mod tsc;
 
 pub use client::{Client, ClientError, ClientOptions, Killer};
 pub use frame::{Frame, FrameError, Limits, MessageType};

@@ -1,16 +1,17 @@
 //! A reader of the binary source-file format `tsc --api` returns from
-//! `getSourceFile` (protocol version 5, TypeScript 7.0.2).
+//! `getSourceFile`: protocol version 5 (TypeScript 7.0.2) and version 9
+//! (TypeScript 7.1.0-beta), told apart by the version in the first word.
 //!
 //! The reader never copies or materialises nodes: a [`SourceFile`] is a set of
 //! section offsets over the caller's bytes, and a [`Node`] is an index into it
 //! whose fields are read from the bytes when asked for.
 //!
-//! # Layout (facts from the official client's `dist/api/node/protocol.js` and
-//! `node.js`, TypeScript 7.0.2; all integers little-endian u32)
+//! # Layout (facts from the official clients' `dist/api/node/protocol.js` and
+//! `node.js` of both packages; all integers little-endian)
 //!
 //! | offset | header field |
 //! |---|---|
-//! | 0 | metadata: protocol version in the top byte (`5 << 24`) |
+//! | 0 | metadata: protocol version in the top byte (`5 << 24` or `9 << 24`) |
 //! | 4..20 | content hash, four words (lo0, lo1, hi0, hi1) |
 //! | 20 | parse options key |
 //! | 24 | offset of the string offsets table (pairs of start/end words) |
@@ -18,6 +19,14 @@
 //! | 32 | offset of the extended data (words) |
 //! | 36 | offset of the structured data (MessagePack) |
 //! | 40 | offset of the nodes, which run to the end of the buffer |
+//! | 44 | version 9 only: the source file's node id (u64) |
+//! | 52 | version 9 only: the lease of a retained file (u64, 0 when not retained) |
+//! | 60 | version 9 only: offset of binder data (0 when absent; the official client does not read it) |
+//!
+//! The header is 44 bytes in version 5 and 64 in version 9; everything after
+//! it has the same layout in both. What differs besides the header is the
+//! `SyntaxKind` numbering: 7.1 inserts `SourceKeyword` at 167, so every kind
+//! from 167 up is one higher ([`Format::kinds`]).
 //!
 //! Each node is 28 bytes: kind, pos, end, next sibling, parent, data, flags.
 //! Node 0 is nil and node 1 the root (the source file). Nodes are in preorder:
@@ -38,10 +47,10 @@ mod node;
 
 pub use node::{Child, Children, Descendants, Node, NodeList, RawChildren};
 
-/// The protocol version this reader understands (TypeScript 7.0.2).
-pub const PROTOCOL_VERSION: u32 = 5;
-/// Bytes in the header.
-pub const HEADER_SIZE: usize = 44;
+/// The protocol versions this reader understands, oldest first.
+pub const PROTOCOL_VERSIONS: [u32; 2] = [FORMAT_V5.version, FORMAT_V9.version];
+/// Bytes in the smallest header (version 5's).
+pub const MIN_HEADER_SIZE: usize = 44;
 /// Bytes in one node record.
 pub const NODE_SIZE: usize = 28;
 /// The kind of a NodeList record.
@@ -53,8 +62,9 @@ pub(crate) const DATA_TYPE_STRING: u32 = 0x4000_0000;
 pub(crate) const DATA_TYPE_EXTENDED: u32 = 0x8000_0000;
 pub(crate) const DATA_INDEX_MASK: u32 = 0x00FF_FFFF;
 
-/// The `SyntaxKind` values this module needs (TypeScript 7.0.2's
-/// `dist/enums/syntaxKind.js`; the numbering changes between builds).
+/// The `SyntaxKind` values this module needs that both formats number alike
+/// (all below 167; `dist/enums/syntaxKind.js` of both packages). The kinds
+/// that moved are in [`Kinds`], per format.
 pub mod kind {
     /// `SyntaxKind.EndOfFileToken`.
     pub const END_OF_FILE_TOKEN: u32 = 1;
@@ -76,12 +86,55 @@ pub mod kind {
     pub const TEMPLATE_TAIL: u32 = 17;
     /// `SyntaxKind.Identifier`.
     pub const IDENTIFIER: u32 = 79;
+}
+
+/// The `SyntaxKind` values this module needs whose number depends on the format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Kinds {
     /// `SyntaxKind.InterfaceDeclaration`.
-    pub const INTERFACE_DECLARATION: u32 = 265;
+    pub interface_declaration: u32,
     /// `SyntaxKind.SourceFile`.
-    pub const SOURCE_FILE: u32 = 307;
+    pub source_file: u32,
     /// `SyntaxKind.JSDoc`: skipped by `forEachChild`-style traversal.
-    pub const JSDOC: u32 = 315;
+    pub jsdoc: u32,
+}
+
+/// What one protocol version of the binary format looks like to this reader.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Format {
+    /// The protocol version (the metadata word's top byte).
+    pub version: u32,
+    /// The TypeScript release whose server writes it.
+    pub typescript: &'static str,
+    /// Bytes in the header.
+    pub header_size: usize,
+    /// The kinds whose number depends on the version.
+    pub kinds: Kinds,
+}
+
+/// Protocol version 5, written by TypeScript 7.0.2.
+pub const FORMAT_V5: Format = Format {
+    version: 5,
+    typescript: "7.0.2",
+    header_size: 44,
+    kinds: Kinds { interface_declaration: 265, source_file: 307, jsdoc: 315 },
+};
+
+/// Protocol version 9, written by TypeScript 7.1.0-beta.
+pub const FORMAT_V9: Format = Format {
+    version: 9,
+    typescript: "7.1.0-beta",
+    header_size: 64,
+    kinds: Kinds { interface_declaration: 266, source_file: 308, jsdoc: 316 },
+};
+
+impl Format {
+    /// The format of protocol version `version`, if this reader knows it.
+    pub fn of_version(version: u32) -> Option<&'static Format> {
+        [&FORMAT_V5, &FORMAT_V9].into_iter().find(|format| format.version == version)
+    }
 }
 
 /// A buffer that is not a source file this reader accepts.
@@ -89,13 +142,15 @@ pub mod kind {
 #[non_exhaustive]
 pub enum AstError {
     /// Shorter than the header.
-    #[error("{length} bytes is shorter than the {HEADER_SIZE}-byte header")]
+    #[error("{length} bytes is shorter than the {header_size}-byte header")]
     TooShort {
         /// The buffer's length.
         length: usize,
+        /// The header's size (the smallest one's when the version is unknown).
+        header_size: usize,
     },
     /// Another protocol version.
-    #[error("protocol version {found}, expected {PROTOCOL_VERSION}")]
+    #[error("protocol version {found}, expected one of {PROTOCOL_VERSIONS:?}")]
     Version {
         /// The version found (the metadata's top byte).
         found: u32,
@@ -128,6 +183,7 @@ pub enum AstError {
 #[derive(Debug, Clone, Copy)]
 pub struct SourceFile<'a> {
     bytes: &'a [u8],
+    format: &'static Format,
     string_offsets: usize,
     string_offsets_count: usize,
     strings: &'a [u8],
@@ -143,15 +199,16 @@ pub(crate) fn word(bytes: &[u8], at: usize) -> u32 {
 impl<'a> SourceFile<'a> {
     /// Checks `bytes` (header, section offsets, node links) and returns the view.
     pub fn new(bytes: &'a [u8]) -> Result<SourceFile<'a>, AstError> {
-        if bytes.len() < HEADER_SIZE {
-            return Err(AstError::TooShort { length: bytes.len() });
+        if bytes.len() < MIN_HEADER_SIZE {
+            return Err(AstError::TooShort { length: bytes.len(), header_size: MIN_HEADER_SIZE });
         }
         let found = word(bytes, 0) >> 24;
-        if found != PROTOCOL_VERSION {
-            return Err(AstError::Version { found });
+        let format = Format::of_version(found).ok_or(AstError::Version { found })?;
+        if bytes.len() < format.header_size {
+            return Err(AstError::TooShort { length: bytes.len(), header_size: format.header_size });
         }
         let offsets = [word(bytes, 24), word(bytes, 28), word(bytes, 32), word(bytes, 36), word(bytes, 40)];
-        let in_order = offsets[0] as usize >= HEADER_SIZE
+        let in_order = offsets[0] as usize >= format.header_size
             && offsets.windows(2).all(|pair| pair[0] <= pair[1])
             && offsets[4] as usize <= bytes.len()
             && (offsets[1] - offsets[0]) % 4 == 0;
@@ -165,6 +222,7 @@ impl<'a> SourceFile<'a> {
         }
         let file = SourceFile {
             bytes,
+            format,
             string_offsets,
             string_offsets_count: (strings - string_offsets) / 4,
             strings: &bytes[strings..extended],
@@ -217,6 +275,32 @@ impl<'a> SourceFile<'a> {
         self.bytes
     }
 
+    /// The format the header's version names.
+    pub fn format(&self) -> &'static Format {
+        self.format
+    }
+
+    /// The kinds whose number depends on the format.
+    pub fn kinds(&self) -> &'static Kinds {
+        &self.format.kinds
+    }
+
+    /// The source file's node id (version 9 headers; `None` in version 5).
+    pub fn node_id(&self) -> Option<u64> {
+        self.header_u64(44)
+    }
+
+    /// The lease of a retained source file (version 9 headers; `None` in
+    /// version 5, `Some(0)` for a file fetched without retaining it).
+    pub fn lease(&self) -> Option<u64> {
+        self.header_u64(52)
+    }
+
+    fn header_u64(&self, at: usize) -> Option<u64> {
+        (self.format.header_size >= at + 8)
+            .then(|| u64::from(word(self.bytes, at)) | (u64::from(word(self.bytes, at + 4)) << 32))
+    }
+
     /// The 128-bit content hash from the header (hi1, hi0, lo1, lo0 from the top).
     pub fn content_hash(&self) -> u128 {
         let [lo0, lo1, hi0, hi1] = [4, 8, 12, 16].map(|at| u128::from(word(self.bytes, at)));
@@ -263,7 +347,7 @@ impl<'a> SourceFile<'a> {
     /// The root's extended record word `slot` (0: text, 1: file name, 2: path).
     fn root_string(&self, slot: usize) -> Option<&'a [u8]> {
         let root = self.root();
-        if root.kind() != kind::SOURCE_FILE {
+        if root.kind() != self.kinds().source_file {
             return None;
         }
         let offset = root.extended_offset()?;

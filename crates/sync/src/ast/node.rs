@@ -97,7 +97,7 @@ impl<'f> Node<'f> {
         let data = self.data();
         match data & DATA_TYPE_MASK {
             DATA_TYPE_STRING => self.file.string(data & DATA_INDEX_MASK),
-            DATA_TYPE_EXTENDED if carries_text_in_extended_data(self.kind()) => {
+            DATA_TYPE_EXTENDED if carries_text_in_extended_data(self.file, self.kind()) => {
                 let offset = (data & DATA_INDEX_MASK) as usize;
                 self.file.string(self.file.extended_word(offset)?)
             }
@@ -145,19 +145,19 @@ impl<'f> Node<'f> {
 }
 
 /// Kinds whose extended record starts with the index of their text.
-fn carries_text_in_extended_data(node_kind: u32) -> bool {
-    matches!(
-        node_kind,
-        kind::NUMERIC_LITERAL
-            | kind::BIG_INT_LITERAL
-            | kind::STRING_LITERAL
-            | kind::REGULAR_EXPRESSION_LITERAL
-            | kind::NO_SUBSTITUTION_TEMPLATE_LITERAL
-            | kind::TEMPLATE_HEAD
-            | kind::TEMPLATE_MIDDLE
-            | kind::TEMPLATE_TAIL
-            | kind::SOURCE_FILE
-    )
+fn carries_text_in_extended_data(file: &SourceFile<'_>, node_kind: u32) -> bool {
+    node_kind == file.kinds().source_file
+        || matches!(
+            node_kind,
+            kind::NUMERIC_LITERAL
+                | kind::BIG_INT_LITERAL
+                | kind::STRING_LITERAL
+                | kind::REGULAR_EXPRESSION_LITERAL
+                | kind::NO_SUBSTITUTION_TEMPLATE_LITERAL
+                | kind::TEMPLATE_HEAD
+                | kind::TEMPLATE_MIDDLE
+                | kind::TEMPLATE_TAIL
+        )
 }
 
 /// The first child record of `index`, or 0.
@@ -181,7 +181,9 @@ fn first_visible(file: &SourceFile<'_>, mut raw: u32) -> u32 {
             if file.field(raw, FIELD_DATA) > 0 {
                 return raw + 1;
             }
-        } else if raw_kind != kind::JSDOC || file.field(file.field(raw, FIELD_PARENT), FIELD_KIND) == KIND_NODE_LIST {
+        } else if raw_kind != file.kinds().jsdoc
+            || file.field(file.field(raw, FIELD_PARENT), FIELD_KIND) == KIND_NODE_LIST
+        {
             return raw;
         }
         raw = file.field(raw, FIELD_NEXT);

@@ -13,6 +13,7 @@ use std::time::Duration;
 pub(crate) mod fixture_cases;
 
 use agentproto_sync::ast::SourceFile;
+use agentproto_sync::tsc::ServerApi;
 use agentproto_sync::{Client, ClientOptions, Killer};
 
 /// How long any one test may talk to a child before the child is killed.
@@ -22,31 +23,45 @@ pub(crate) fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("repository root")
 }
 
-/// `interop/tsc-api`, where `npm ci` installs the pinned `typescript@7.0.2`.
+/// Both pinned servers, every test of the real peer runs against each.
+pub(crate) const SERVERS: [ServerApi; 2] = [ServerApi::V7_0, ServerApi::V7_1];
+
+/// `interop/tsc-api`, where `walk.mjs` lives and `npm ci` installs `typescript@7.0.2`.
 pub(crate) fn interop_dir() -> PathBuf {
     repo_root().join("interop/tsc-api")
 }
 
-/// The platform package's `lib` directory: the `tsc` binary and the `lib.*.d.ts` files.
-pub(crate) fn tsc_lib_dir() -> PathBuf {
-    interop_dir().join("node_modules/@typescript/typescript-linux-x64/lib")
+/// The npm folder of one pinned server: `interop/tsc-api` (7.0.2) or `interop/tsc-api/7.1` (7.1.0-beta).
+pub(crate) fn install_dir(server: ServerApi) -> PathBuf {
+    match server {
+        ServerApi::V7_1 => interop_dir().join("7.1"),
+        _ => interop_dir(),
+    }
 }
 
-/// The pinned `tsc` binary; a missing one fails the test (never a silent skip).
-pub(crate) fn tsc_binary() -> PathBuf {
-    let binary = tsc_lib_dir().join("tsc");
+/// The platform package's `lib` directory: the `tsc` binary and the `lib.*.d.ts` files.
+pub(crate) fn tsc_lib_dir(server: ServerApi) -> PathBuf {
+    install_dir(server).join("node_modules/@typescript/typescript-linux-x64/lib")
+}
+
+/// A pinned `tsc` binary; a missing one fails the test (never a silent skip).
+pub(crate) fn tsc_binary(server: ServerApi) -> PathBuf {
+    let binary = tsc_lib_dir(server).join("tsc");
+    let install = install_dir(server);
     assert!(
         binary.is_file(),
-        "the pinned TypeScript 7 API server is missing at {}: run `npm ci --prefix interop/tsc-api --no-audit --no-fund`",
-        binary.display()
+        "the pinned TypeScript {} API server is missing at {}: run `npm ci --prefix {} --no-audit --no-fund`",
+        server.typescript(),
+        binary.display(),
+        install.strip_prefix(repo_root()).unwrap_or(&install).display()
     );
     binary
 }
 
-/// `tsc --api --cwd CWD` plus `extra` arguments, as a client.
-pub(crate) fn spawn_tsc(cwd: &Path, extra: &[&str]) -> Client {
+/// `tsc --api --cwd CWD` plus `extra` arguments of one server, as a client.
+pub(crate) fn spawn_tsc(server: ServerApi, cwd: &Path, extra: &[&str]) -> Client {
     assert!(cwd.is_absolute(), "tsc --api panics on a relative --cwd");
-    let mut command = Command::new(tsc_binary());
+    let mut command = Command::new(tsc_binary(server));
     command.arg("--api").arg("--cwd").arg(cwd).args(extra);
     Client::spawn(command, ClientOptions::default()).expect("spawn tsc --api")
 }
@@ -119,11 +134,19 @@ pub(crate) struct Walk {
     pub(crate) digest: String,
 }
 
-/// Runs `walk.mjs` (the official JS client on the same binary) over `files`.
-pub(crate) fn official_walk(cwd: &Path, project: &Path, files: &[&Path]) -> Vec<Walk> {
-    tsc_binary();
+/// Runs `walk.mjs` (the official JS client of `server`'s package, on the same binary) over `files`.
+pub(crate) fn official_walk(server: ServerApi, cwd: &Path, project: &Path, files: &[&Path]) -> Vec<Walk> {
+    tsc_binary(server);
     let mut command = Command::new("node");
-    command.arg(interop_dir().join("walk.mjs")).arg("--cwd").arg(cwd).arg("--project").arg(project).args(files);
+    command
+        .arg(interop_dir().join("walk.mjs"))
+        .arg("--install")
+        .arg(install_dir(server))
+        .arg("--cwd")
+        .arg(cwd)
+        .arg("--project")
+        .arg(project)
+        .args(files);
     let output = run_bounded(command, Duration::from_secs(120));
     let walks: Vec<Walk> = output
         .lines()
