@@ -21,8 +21,11 @@ def run(module: str, *args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize(
     ("module", "usage"),
     [
-        ("echo_agent", "usage: echo_agent [-h] [--delay SECONDS]"),
-        ("run_prompt", "usage: run_prompt [-h] [--allow | --reject] [--prompt TEXT] -- AGENT_COMMAND [ARG ...]"),
+        ("echo_agent", "usage: echo_agent [-h] [--delay SECONDS] [--listen HOST:PORT]"),
+        (
+            "run_prompt",
+            "usage: run_prompt [-h] [--allow | --reject] [--prompt TEXT] (-- AGENT_COMMAND [ARG ...] | --url URL [--ws])",
+        ),
     ],
 )
 def test_help_prints_the_usage_and_exits_0(module: str, usage: str) -> None:
@@ -41,7 +44,7 @@ def test_run_prompt_help_after_other_flags_still_exits_0() -> None:
 def test_run_prompt_without_an_agent_command_is_a_usage_error(args: list[str]) -> None:
     done = run("run_prompt", *args)
     assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr.endswith("run_prompt: error: no agent command: give it after --\n")
+    assert done.stderr.endswith("run_prompt: error: no agent command: give it after -- (or --url)\n")
 
 
 def test_flags_after_the_double_dash_belong_to_the_agent() -> None:

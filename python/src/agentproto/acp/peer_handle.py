@@ -53,6 +53,11 @@ class PeerHandle:
         negotiated = self._endpoint.negotiated
         return None if negotiated is None else negotiated.peer
 
+    def knows_session(self, session_id: str) -> bool:
+        """Whether `session_id` is a session of this connection: opened by an answer
+        (`session/new`, `session/load`, ...) and not closed since."""
+        return session_id in self._endpoint.sessions
+
     async def flush(self) -> None:
         """Waits until everything sent so far has been written out."""
         await self._endpoint.peer.flush()

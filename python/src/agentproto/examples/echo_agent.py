@@ -9,6 +9,11 @@ under any ACP client, e.g.
 
 `--delay SECONDS` paces the stream like a model would (default 0.05; 0 streams as fast
 as the client reads). The agent exits when its stdin closes.
+
+With `--listen HOST:PORT` it serves itself over the network instead, at
+`http://HOST:PORT/acp` (Streamable HTTP and WebSocket, one agent per ACP connection;
+needs the `agentproto[http]` extra), and prints that URL on stderr once it accepts
+connections (port 0 picks a free port). Ctrl-C or SIGTERM stops it.
 """
 
 from __future__ import annotations
@@ -63,6 +68,16 @@ class EchoAgent(v1.Agent):
         return v1.PromptResponse(stop_reason="end_turn")
 
 
+async def serve_network(host: str, port: int, delay: float) -> None:
+    from agentproto.acp.remote import agent_app, bind, listen
+
+    sock = bind(host, port)
+    bound = sock.getsockname()
+    shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
+    print(f"echo-agent: listening on http://{shown}:{bound[1]}/acp", file=sys.stderr, flush=True)
+    await listen(agent_app(lambda: EchoAgent(delay)), sock)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="echo_agent",
@@ -73,9 +88,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--delay", type=float, default=0.05, metavar="SECONDS", help="seconds between two words (default 0.05)"
     )
+    parser.add_argument("--listen", metavar="HOST:PORT", help="serve at http://HOST:PORT/acp instead of stdin/stdout")
     args = parser.parse_args(argv)
+    delay = max(0.0, args.delay)
     try:
-        asyncio.run(v1.serve_agent_stdio(EchoAgent(max(0.0, args.delay))))
+        if args.listen is not None:
+            host, sep, port = args.listen.rpartition(":")
+            if not sep or not port.isdigit():
+                parser.error(f"--listen wants HOST:PORT, got {args.listen!r}")
+            asyncio.run(serve_network(host.strip("[]") or "127.0.0.1", int(port), delay))
+        else:
+            asyncio.run(v1.serve_agent_stdio(EchoAgent(delay)))
     except KeyboardInterrupt:
         return 130
     except Exception as e:  # noqa: BLE001 - a command-line tool reports and exits

@@ -2,6 +2,10 @@
 as they stream in.
 
     python -m agentproto.examples.run_prompt [--allow | --reject] [--prompt TEXT] -- <agent command> [args…]
+    python -m agentproto.examples.run_prompt [--allow | --reject] [--prompt TEXT] --url http://HOST:PORT/acp [--ws]
+
+With `--url` it connects to an agent served over the network instead of spawning one:
+over Streamable HTTP, or over WebSocket with `--ws`.
 
 Message chunks go to stdout, everything else (tool calls, permissions, the stop reason)
 to stderr. Permission requests are answered from the flag: `--allow` picks the first
@@ -89,6 +93,26 @@ async def run(agent: v1.AgentConnection, cwd: str, text: str) -> str:
     return response.stop_reason
 
 
+async def amain_remote(allow: bool, text: str, url: str, websocket: bool) -> int:
+    from agentproto.acp.remote import connect
+
+    cwd = os.getcwd()
+    try:
+        remote = await connect(url, Printer(allow, FsRoots([cwd])), websocket=websocket)
+    except (OSError, ValueError) as e:
+        print(f"run-prompt: cannot connect to {url}: {e}", file=sys.stderr)
+        return 1
+    async with remote:
+        try:
+            stop = await run(remote.agent, cwd, text)
+        except Exception as e:  # noqa: BLE001 - a command-line tool reports and exits
+            print(f"\nrun-prompt: {e}", file=sys.stderr)
+            return 1
+    print()
+    print(f"[stop] {stop}", file=sys.stderr)
+    return 0
+
+
 async def amain(allow: bool, text: str, command: list[str]) -> int:
     cwd = os.getcwd()
     options = AcpOptions(die_with_parent=sys.platform.startswith("linux"))
@@ -108,15 +132,17 @@ async def amain(allow: bool, text: str, command: list[str]) -> int:
 def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="run_prompt",
-        usage="%(prog)s [-h] [--allow | --reject] [--prompt TEXT] -- AGENT_COMMAND [ARG ...]",
-        description="Spawns an ACP agent, runs one prompt and prints the agent's message on stdout"
-        " (tool calls, permissions and other updates on stderr). Ctrl-C cancels the turn.",
+        usage="%(prog)s [-h] [--allow | --reject] [--prompt TEXT] (-- AGENT_COMMAND [ARG ...] | --url URL [--ws])",
+        description="Spawns an ACP agent (or connects to one served at --url), runs one prompt and prints the"
+        " agent's message on stdout (tool calls, permissions and other updates on stderr). Ctrl-C cancels the turn.",
         epilog="example: %(prog)s --allow -- python -m agentproto.examples.echo_agent",
     )
     choice = parser.add_mutually_exclusive_group()
     choice.add_argument("--allow", action="store_true", help="allow permission requests")
     choice.add_argument("--reject", action="store_true", help="reject permission requests (the default)")
     parser.add_argument("--prompt", metavar="TEXT", default="hello from run-prompt", help="the prompt text")
+    parser.add_argument("--url", metavar="URL", help="connect to the agent at URL (http://HOST:PORT/acp)")
+    parser.add_argument("--ws", action="store_true", help="with --url: over WebSocket, not Streamable HTTP")
     return parser
 
 
@@ -127,8 +153,14 @@ def main(argv: list[str] | None = None) -> int:
     command = args[split + 1 :]
     flags = parser()
     options = flags.parse_args(args[:split])  # `--help` prints the usage and exits 0
+    if options.url is not None:
+        if command:
+            flags.error("give either --url or an agent command after --, not both")
+        return asyncio.run(amain_remote(options.allow, options.prompt, options.url, options.ws))
+    if options.ws:
+        flags.error("--ws needs --url")
     if not command:
-        flags.error("no agent command: give it after --")  # exits 2
+        flags.error("no agent command: give it after -- (or --url)")  # exits 2
     try:
         return asyncio.run(amain(options.allow, options.prompt, command))
     except OSError as e:
