@@ -257,6 +257,39 @@ async fn shutdown_ends_within_its_deadline_despite_half_sent_requests() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_half_sent_body_does_not_hold_the_shutdown() {
+    // See: issue 35, item 7 (it held the shutdown for its whole timeout).
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    // A shutdown timeout far beyond the bounded wait: only closing the half-sent
+    // request at once lets serve return within it.
+    let http = HttpOptions { shutdown_timeout: Duration::from_secs(600), ..relaxed() };
+    let server =
+        A2aServer::builder(demo(300), agentproto_a2a::demo::card(&format!("http://{addr}"))).http(http).build();
+    let token = server.shutdown_token();
+    let serving = tokio::spawn(server.serve(listener));
+    let mut half_body = within("connect", TcpStream::connect(addr)).await.unwrap();
+    half_body
+        .write_all(
+            b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n\
+              Content-Length: 1000\r\n\r\n",
+        )
+        .await
+        .unwrap();
+    let mut buf = [0u8; 25];
+    within("100 Continue", half_body.read_exact(&mut buf)).await.unwrap();
+    half_body.write_all(b"{\"jsonrpc\":").await.unwrap();
+    // A whole request in progress on another connection still gets its answer.
+    let mut whole = within("connect", TcpStream::connect(addr)).await.unwrap();
+    whole.write_all(CARD_GET).await.unwrap();
+    let (head, _) = one_response(&mut whole).await;
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+    token.cancel();
+    within("serve to return", serving).await.unwrap().unwrap();
+    until_closed(&mut half_body).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_declared_length_over_the_limit_is_refused_before_the_body() {
     let srv = limited(HttpOptions { max_body_bytes: 1024, ..relaxed() }).await;
     for path in ["/", "/a2a/rest/message:send"] {

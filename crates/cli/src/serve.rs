@@ -74,7 +74,9 @@ pub(crate) struct Args {
     /// Seconds a kept-alive connection with no request in progress stays open.
     #[arg(long, default_value_t = 60.0)]
     idle_timeout: f64,
-    /// The most connections served at once (one more is answered 503).
+    /// The most connections served at once on each listener (one more is answered 503, or
+    /// closed on gRPC); lowered to what the open-files limit allows, which is raised to
+    /// its hard limit at start.
     #[arg(long, default_value_t = 1024)]
     max_connections: usize,
     /// Seconds a shutdown (SIGTERM, ctrl-c) waits for requests in progress.
@@ -183,6 +185,11 @@ fn seconds(s: f64) -> Duration {
 
 pub(crate) fn main(args: Args) -> ExitCode {
     unmap_large_frees();
+    // Every connection holds a descriptor: the soft limit (often 1024) would otherwise
+    // cap the connections below --max-connections (the server lowers its cap to fit).
+    if let Err(e) = agentproto_a2a::server::descriptors::raise_open_files_limit() {
+        eprintln!("agentproto serve: cannot raise the open-files limit: {e}");
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -314,8 +321,16 @@ async fn run(args: Args) -> Result<(), String> {
         }
         None => String::new(),
     };
+    let cap = server.max_connections();
+    if cap < args.max_connections {
+        eprintln!(
+            "agentproto serve: at most {cap} connections per listener (not {}): that is what the open-files limit allows",
+            args.max_connections
+        );
+    }
     println!(
-        "agentproto serve: listening on http://{local} (card {base}/.well-known/agent-card.json, store {store}{grpc_note})"
+        "agentproto serve: listening on http://{local} (card {base}/.well-known/agent-card.json, store {store}{grpc_note}, \
+         at most {cap} connections per listener)"
     );
     use std::io::Write as _;
     let _ = std::io::stdout().flush();

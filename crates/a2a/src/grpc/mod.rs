@@ -16,6 +16,8 @@
 #[cfg(feature = "client")]
 pub(crate) mod client;
 #[cfg(feature = "server")]
+pub(crate) mod listen;
+#[cfg(feature = "server")]
 pub(crate) mod server;
 pub mod wire;
 

@@ -29,6 +29,7 @@ use tonic::{Request as GrpcRequest, Response as GrpcResponse, Status};
 use agentproto_codec::DecodeError;
 
 use super::codec::{refusal, ProtoCodec};
+use super::listen::GrpcConn;
 use super::wire::Proto;
 use super::{operation_at, status};
 use crate::errors::{A2aError, ErrorKind, ErrorTable};
@@ -41,6 +42,7 @@ use crate::server::call::{call_context_of, version, Binding, CallRules};
 use crate::server::core::Reply;
 use crate::server::core::{Answer, Core, StreamOut};
 use crate::server::layers::Authentication;
+use crate::server::watch::Tracked;
 use crate::store::{Body, EventBody};
 use crate::v1::{Operation, Request};
 
@@ -90,6 +92,11 @@ impl<E: AgentExecutor> GrpcService<E> {
     fn table(&self) -> ErrorTable {
         self.shared.table
     }
+
+    /// The largest request message read.
+    pub(crate) fn max_message_bytes(&self) -> usize {
+        self.shared.max_message_bytes
+    }
 }
 
 impl<E> NamedService for GrpcService<E> {
@@ -110,7 +117,28 @@ where
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, mut req: http::Request<B>) -> Self::Future {
+    fn call(&mut self, req: http::Request<B>) -> Self::Future {
+        // On a connection of our own listener, the call is in progress until its answer
+        // is sent (and its request is arriving until it has all come), for the
+        // connection's watchdog (`listen.rs`).
+        let Some(conn) = req.extensions().get::<GrpcConn>().cloned() else { return self.answer(req) };
+        let in_flight = conn.watch.begin();
+        let req = req.map(|body| conn.watch.arriving(Box::pin(body)));
+        let answer = self.answer(req);
+        Box::pin(async move {
+            let response = answer.await?;
+            Ok(response.map(|inner| tonic::body::Body::new(Tracked { inner, in_flight: Some(in_flight) })))
+        })
+    }
+}
+
+impl<E: AgentExecutor> GrpcService<E> {
+    /// The answer to one call.
+    fn answer<B>(&self, mut req: http::Request<B>) -> BoxFuture<Result<http::Response<tonic::body::Body>, Infallible>>
+    where
+        B: http_body::Body + Send + 'static,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>> + Send + 'static,
+    {
         let table = self.table();
         let Some(op) = operation_at(req.uri().path()) else {
             let e = A2aError::new(ErrorKind::MethodNotFound).with_message(format!(
@@ -270,28 +298,4 @@ fn event(item: StreamOut, table: ErrorTable) -> Result<Vec<u8>, Status> {
         }
         StreamOut::Error(e) => Err(status(&e, table)),
     }
-}
-
-/// Serves `service` on `listener` (HTTP/2 without TLS) until `shutdown` fires; calls in
-/// progress then finish (their streams end with the core's shutdown).
-pub(crate) async fn serve<E: AgentExecutor>(
-    listener: tokio::net::TcpListener,
-    service: GrpcService<E>,
-    shutdown: tokio_util::sync::CancellationToken,
-) -> std::io::Result<()> {
-    let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
-    // A stream may send a whole message of the largest size accepted (plus gRPC's 5-byte
-    // prefix) without waiting for window updates, which would otherwise cost a round trip
-    // per window's worth (1 MiB by default) of a large message; two such streams fit in
-    // the connection's window.
-    let window = u32::try_from(service.shared.max_message_bytes.saturating_add(5)).unwrap_or(i32::MAX as u32);
-    let window = window.clamp(1 << 20, i32::MAX as u32);
-    tonic::transport::Server::builder()
-        .initial_stream_window_size(Some(window))
-        .initial_connection_window_size(Some(window.saturating_mul(2).min(i32::MAX as u32)))
-        .http2_keepalive_interval(Some(std::time::Duration::from_secs(30)))
-        .add_service(service)
-        .serve_with_incoming_shutdown(incoming, shutdown.cancelled_owned())
-        .await
-        .map_err(std::io::Error::other)
 }

@@ -22,9 +22,9 @@
 //! - **In progress.** While a request is being handled and its response sent (an SSE
 //!   stream included), none of the clocks above runs.
 //! - **Shutdown.** When the token fires, the listener closes, connections without a
-//!   request in progress (idle, or in the middle of a head) are closed at once, the
-//!   others finish their response and close; whatever is still open after
-//!   [`ConnLimits::shutdown_timeout`] is closed.
+//!   request in progress (idle, or in the middle of a head) or whose request's body is
+//!   still arriving are closed at once, the others finish their response and close;
+//!   whatever is still open after [`ConnLimits::shutdown_timeout`] is closed.
 //!
 //! Each connection has one watchdog: a timer for the deadline of the connection's current
 //! phase, checked again after every poll of the connection, which is where the phase
@@ -32,13 +32,11 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use axum::body::{Body, Bytes};
 use axum::Router;
-use http_body::{Frame, SizeHint};
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
@@ -46,10 +44,11 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
-use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-/// The connection limits of [`serve`] (from `HttpOptions`).
+use super::watch::{Phase, Protocol, Tracked, Watch, Watchdog};
+
+/// The connection limits of [`serve`] (from `HttpOptions`), the same on every listener.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ConnLimits {
     pub(crate) header_timeout: Duration,
@@ -73,6 +72,61 @@ impl From<&super::HttpOptions> for ConnLimits {
 const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\ncontent-length: 41\r\n\
 retry-after: 1\r\nconnection: close\r\n\r\ntoo many connections; retry in a moment\r\n";
 
+/// How many connections over the limit one listener answers at once (each holds its
+/// descriptor for up to a second while it is answered); past that, one is closed
+/// without an answer, so that a flood cannot turn refusals into descriptor exhaustion.
+pub(crate) const REFUSING: usize = 64;
+
+/// Which connections a listener serves: at most `max_connections`, and at most
+/// [`REFUSING`] being refused.
+pub(crate) struct Gate {
+    slots: Arc<Semaphore>,
+    refusing: Arc<Semaphore>,
+}
+
+/// What to do with a connection just accepted.
+pub(crate) enum Admit {
+    /// Serve it, holding this slot until it closes.
+    Serve(OwnedSemaphorePermit),
+    /// Over the limit: answer that (holding this permit meanwhile) and close it.
+    Refuse(OwnedSemaphorePermit),
+    /// Over the limit, and too many refusals under way: close it now.
+    Close,
+}
+
+impl Gate {
+    pub(crate) fn new(max_connections: usize) -> Self {
+        Gate { slots: Arc::new(Semaphore::new(max_connections.max(1))), refusing: Arc::new(Semaphore::new(REFUSING)) }
+    }
+
+    pub(crate) fn admit(&self) -> Admit {
+        if let Ok(slot) = Arc::clone(&self.slots).try_acquire_owned() {
+            return Admit::Serve(slot);
+        }
+        match Arc::clone(&self.refusing).try_acquire_owned() {
+            Ok(permit) => Admit::Refuse(permit),
+            Err(_) => Admit::Close,
+        }
+    }
+}
+
+/// The next connection `listener` accepts, with `TCP_NODELAY` set. Failures to accept
+/// are waited out: out of file descriptors and the like outlast a retry made at once,
+/// so those get a moment rather than a spin; a connection that failed before it was
+/// accepted is nothing to do.
+pub(crate) async fn accept(listener: &TcpListener) -> (TcpStream, std::net::SocketAddr) {
+    loop {
+        match listener.accept().await {
+            Ok((stream, peer)) => {
+                let _ = stream.set_nodelay(true);
+                return (stream, peer);
+            }
+            Err(e) if is_resource_error(&e) => tokio::time::sleep(Duration::from_millis(50)).await,
+            Err(_) => {}
+        }
+    }
+}
+
 /// Serves `router` on `listener` until `shutdown` fires, then closes every connection
 /// within the shutdown timeout.
 pub(crate) async fn serve(
@@ -81,29 +135,19 @@ pub(crate) async fn serve(
     limits: ConnLimits,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
-    let slots = Arc::new(Semaphore::new(limits.max_connections));
+    let gate = Gate::new(limits.max_connections);
     let mut connections = JoinSet::new();
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => break,
-            accepted = listener.accept() => match accepted {
-                Ok((stream, peer)) => {
-                    let _ = stream.set_nodelay(true);
-                    match slots.clone().try_acquire_owned() {
-                        Ok(slot) => {
-                            let conn = connection(stream, peer, router.clone(), limits, shutdown.clone(), slot);
-                            connections.spawn(conn);
-                        }
-                        Err(_) => {
-                            connections.spawn(refuse(stream));
-                        }
-                    }
+            (stream, peer) = accept(&listener) => match gate.admit() {
+                Admit::Serve(slot) => {
+                    connections.spawn(connection(stream, peer, router.clone(), limits, shutdown.clone(), slot));
                 }
-                // Out of file descriptors and the like: the condition outlasts a retry
-                // made at once, so give it a moment rather than spin.
-                Err(e) if is_resource_error(&e) => tokio::time::sleep(Duration::from_millis(50)).await,
-                // A connection that failed before it was accepted: nothing to do.
-                Err(_) => {}
+                Admit::Refuse(permit) => {
+                    connections.spawn(refuse(stream, permit));
+                }
+                Admit::Close => drop(stream),
             },
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
         }
@@ -125,7 +169,7 @@ fn is_resource_error(e: &std::io::Error) -> bool {
 
 /// Answers a connection over the limit with 503 and closes it, reading what the
 /// client sent meanwhile (briefly) so that the close does not reset the answer away.
-async fn refuse(mut stream: TcpStream) {
+async fn refuse(mut stream: TcpStream, _permit: OwnedSemaphorePermit) {
     let work = async {
         stream.write_all(BUSY).await?;
         stream.shutdown().await?;
@@ -134,82 +178,6 @@ async fn refuse(mut stream: TcpStream) {
         Ok::<_, std::io::Error>(())
     };
     let _ = tokio::time::timeout(Duration::from_secs(1), work).await;
-}
-
-/// Where a connection is between requests.
-#[derive(Debug, Clone, Copy)]
-enum Phase {
-    /// No request in progress since this instant.
-    Idle(Instant),
-    /// A request's head has been arriving since this instant.
-    Head(Instant),
-    /// This many requests handed to the router whose responses are not finished.
-    Busy(usize),
-}
-
-/// A connection's phase, shared by its socket, its service and its watchdog.
-///
-/// Nothing is signalled when the phase changes: every change happens while the
-/// connection's own task polls hyper (bytes read, a request routed, a response finished),
-/// and the watchdog reads the phase after each such poll. A wake-up per change would only
-/// make the task poll itself again.
-struct Watch {
-    phase: Mutex<Phase>,
-}
-
-impl Watch {
-    /// The watch of a connection accepted now: its first head is due from this instant
-    /// (a fresh connection is not given the idle timeout).
-    fn new() -> Arc<Self> {
-        Arc::new(Watch { phase: Mutex::new(Phase::Head(Instant::now())) })
-    }
-
-    fn update(&self, f: impl FnOnce(Phase) -> Phase) {
-        let mut phase = self.phase.lock().unwrap_or_else(|p| p.into_inner());
-        *phase = f(*phase);
-    }
-
-    fn phase(&self) -> Phase {
-        *self.phase.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Bytes arrived: a request's head starts, unless one is in progress.
-    fn read_some(&self) {
-        let mut phase = self.phase.lock().unwrap_or_else(|p| p.into_inner());
-        if let Phase::Idle(_) = *phase {
-            *phase = Phase::Head(Instant::now());
-        }
-    }
-
-    /// A request reached the router; the returned guard ends it when dropped.
-    fn begin(self: &Arc<Self>) -> InFlight {
-        self.update(|p| match p {
-            Phase::Busy(n) => Phase::Busy(n + 1),
-            _ => Phase::Busy(1),
-        });
-        InFlight(Arc::clone(self))
-    }
-
-    /// When the current phase runs out (`None`: it does not).
-    fn deadline(&self, limits: &ConnLimits) -> Option<Instant> {
-        match self.phase() {
-            Phase::Idle(since) => Some(since + limits.idle_timeout),
-            Phase::Head(since) => Some(since + limits.header_timeout),
-            Phase::Busy(_) => None,
-        }
-    }
-}
-
-/// One request in progress, until its response body is finished or dropped.
-struct InFlight(Arc<Watch>);
-
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        self.0.update(|p| match p {
-            Phase::Busy(n) if n > 1 => Phase::Busy(n - 1),
-            _ => Phase::Idle(Instant::now()),
-        });
-    }
 }
 
 /// The socket, telling the watch when bytes arrive.
@@ -255,33 +223,6 @@ impl AsyncWrite for Watched {
     }
 }
 
-/// A response body that ends its request's [`InFlight`] when it is finished or dropped.
-struct Tracked {
-    inner: Body,
-    in_flight: Option<InFlight>,
-}
-
-impl http_body::Body for Tracked {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
-        let polled = Pin::new(&mut self.inner).poll_frame(cx);
-        if let Poll::Ready(None) = polled {
-            self.in_flight = None;
-        }
-        polled
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
-    }
-}
-
 /// Serves one connection under its watchdog.
 async fn connection(
     stream: TcpStream,
@@ -291,12 +232,13 @@ async fn connection(
     shutdown: CancellationToken,
     _slot: OwnedSemaphorePermit,
 ) {
-    let watch = Watch::new();
+    let watch = Watch::new(Protocol::Http1);
     let io = TokioIo::new(Watched { stream, watch: Arc::clone(&watch) });
     let service_watch = Arc::clone(&watch);
     let service = hyper::service::service_fn(move |mut req: http::Request<Incoming>| {
         // The client's address, where axum handlers and the rate limit look for it.
         req.extensions_mut().insert(axum::extract::ConnectInfo(peer));
+        let req = req.map(|body| service_watch.arriving(body));
         let in_flight = service_watch.begin();
         let router = TowerToHyperService::new(router.clone());
         async move {
@@ -311,7 +253,7 @@ async fn connection(
     let mut dog = Watchdog::new(watch, limits);
     let mut closing = false;
     std::future::poll_fn(|cx| loop {
-        if closing && !matches!(dog.watch.phase(), Phase::Busy(_)) {
+        if closing && !dog.watch.is_busy() {
             return Poll::Ready(()); // shutting down, and the response in progress is done
         }
         if conn.as_mut().poll(cx).is_ready() {
@@ -325,6 +267,9 @@ async fn connection(
         if !closing && cancelled.as_mut().poll(cx).is_ready() {
             closing = true;
             match dog.watch.phase() {
+                // Half a body: the client is still sending a request that cannot be
+                // served now (its handler is waiting for the rest); close now.
+                Phase::Busy(_) if dog.watch.body_arriving() => return Poll::Ready(()),
                 // A response under way finishes; then hyper closes.
                 Phase::Busy(_) => {
                     conn.as_mut().graceful_shutdown();
@@ -337,96 +282,4 @@ async fn connection(
         return Poll::Pending;
     })
     .await
-}
-
-/// The timer that closes a connection whose phase ran out.
-struct Watchdog {
-    watch: Arc<Watch>,
-    limits: ConnLimits,
-    sleep: Pin<Box<tokio::time::Sleep>>,
-    /// When the timer fires, if it is set.
-    armed: Option<Instant>,
-}
-
-impl Watchdog {
-    fn new(watch: Arc<Watch>, limits: ConnLimits) -> Self {
-        let sleep = Box::pin(tokio::time::sleep_until(Instant::now()));
-        Watchdog { watch, limits, sleep, armed: None }
-    }
-
-    /// Whether the current phase ran out; otherwise the timer is set for when it will
-    /// (or for an earlier instant, when it fires once more for nothing and is set again).
-    /// Moving the timer later at every request would cost a timer-wheel update each time.
-    fn ran_out(&mut self, cx: &mut Context<'_>) -> bool {
-        loop {
-            let Some(deadline) = self.watch.deadline(&self.limits) else { return false };
-            if deadline <= Instant::now() {
-                return true;
-            }
-            if self.armed.is_none_or(|armed| deadline < armed) {
-                self.sleep.as_mut().reset(deadline);
-                self.armed = Some(deadline);
-            }
-            match self.sleep.as_mut().poll(cx) {
-                Poll::Pending => return false,
-                // Fired for an earlier deadline: set it again for the current one.
-                Poll::Ready(()) => self.armed = None,
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn limits() -> ConnLimits {
-        ConnLimits {
-            header_timeout: Duration::from_secs(1),
-            idle_timeout: Duration::from_secs(10),
-            max_connections: 1,
-            shutdown_timeout: Duration::from_secs(1),
-        }
-    }
-
-    async fn ran_out(dog: &mut Watchdog) -> bool {
-        std::future::poll_fn(|cx| Poll::Ready(dog.ran_out(cx))).await
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn the_watchdog_fires_when_the_current_phase_runs_out_and_never_while_busy() {
-        // A fresh connection has the header timeout, not the idle one.
-        let watch = Watch::new();
-        let mut dog = Watchdog::new(Arc::clone(&watch), limits());
-        assert!(!ran_out(&mut dog).await);
-        watch.read_some(); // its first bytes do not restart the clock
-        tokio::time::advance(Duration::from_millis(1_001)).await;
-        assert!(ran_out(&mut dog).await, "a first head not in within 1 s of the accept");
-
-        let watch = Watch::new();
-        let mut dog = Watchdog::new(Arc::clone(&watch), limits());
-        assert!(!ran_out(&mut dog).await);
-        let request = watch.begin();
-        tokio::time::advance(Duration::from_secs(100)).await;
-        assert!(!ran_out(&mut dog).await, "a request in progress has no deadline");
-        // The timer set for the first head fired meanwhile; the idle phase counts from
-        // the end of the request.
-        drop(request);
-        tokio::time::advance(Duration::from_secs(9)).await;
-        assert!(!ran_out(&mut dog).await, "idle for 9 s of 10");
-        // The next head starts: its deadline is earlier than the idle one, and it is the
-        // one that counts.
-        watch.read_some();
-        assert!(!ran_out(&mut dog).await);
-        tokio::time::advance(Duration::from_millis(1_001)).await;
-        assert!(ran_out(&mut dog).await, "a head that took more than 1 s");
-
-        let watch = Watch::new();
-        let mut dog = Watchdog::new(Arc::clone(&watch), limits());
-        drop(watch.begin());
-        tokio::time::advance(Duration::from_millis(9_999)).await;
-        assert!(!ran_out(&mut dog).await);
-        tokio::time::advance(Duration::from_millis(2)).await;
-        assert!(ran_out(&mut dog).await, "idle for more than 10 s between requests");
-    }
 }

@@ -25,14 +25,16 @@ pub mod auth;
 pub(crate) mod call;
 mod cancel;
 pub mod core;
+pub mod descriptors;
 pub mod http;
 pub mod layers;
-mod listen;
+pub(crate) mod listen;
 mod push_configs;
 mod replicas;
 mod reply;
 mod send;
 mod turn;
+pub(crate) mod watch;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -482,25 +484,41 @@ impl<E: AgentExecutor> A2aServer<E> {
         self.shutdown.clone()
     }
 
+    /// The most connections [`A2aServer::serve`] serves at once on each of its
+    /// listeners: [`HttpOptions::max_connections`], lowered when the listeners would
+    /// need more file descriptors than the process may open (see [`descriptors`]).
+    pub fn max_connections(&self) -> usize {
+        #[cfg(feature = "grpc")]
+        let listeners = 1 + usize::from(self.grpc_listener.is_some());
+        #[cfg(not(feature = "grpc"))]
+        let listeners = 1;
+        descriptors::connection_cap(self.limits.max_connections, listeners, descriptors::open_files_limit())
+    }
+
     /// Serves HTTP/1.1 until the shutdown token fires (or a signal, see
     /// [`A2aServer::serve_until_signal`]), within the connection limits of
-    /// [`HttpOptions`]: at most `max_connections` at once (503 beyond), idle connections
-    /// closed after `idle_timeout`, request heads due within `header_timeout`.
+    /// [`HttpOptions`], on the gRPC listener too when there is one: at most
+    /// [`A2aServer::max_connections`] at once on each listener (beyond, HTTP/1.1 gets
+    /// 503 and gRPC is closed at once), a connection's first request head due within
+    /// `header_timeout` of its accept (a connection that never sends a byte is closed
+    /// then), idle connections closed after `idle_timeout`.
     ///
     /// On shutdown, running executions are canceled and streams end; connections
-    /// without a request in progress close at once, the others once their response is
-    /// sent, and any still open after `shutdown_timeout` are closed. Then the push
+    /// without a request in progress, or whose request body is still arriving, close at
+    /// once, the others once their response is sent, and any still open after
+    /// `shutdown_timeout` are closed. Then the push
     /// worker, the lease renewal and the sweeper stop. Turns the shutdown interrupted
     /// leave their leases expired, so the next sweep (the next start, or another replica
     /// on the same database) fails their tasks (see [`crate::recovery`]).
     pub async fn serve(mut self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
         self.background.start();
+        let limits = listen::ConnLimits { max_connections: self.max_connections(), ..self.limits };
         #[cfg(feature = "grpc")]
         let grpc = self
             .grpc_listener
             .take()
-            .map(|l| tokio::spawn(crate::grpc::server::serve(l, self.grpc.clone(), self.shutdown.clone())));
-        let result = listen::serve(listener, self.router.clone(), self.limits, self.shutdown.clone()).await;
+            .map(|l| tokio::spawn(crate::grpc::listen::serve(l, self.grpc.clone(), limits, self.shutdown.clone())));
+        let result = listen::serve(listener, self.router.clone(), limits, self.shutdown.clone()).await;
         #[cfg(feature = "grpc")]
         let result = match grpc {
             Some(grpc) => {
