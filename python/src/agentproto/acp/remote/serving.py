@@ -11,6 +11,7 @@ from __future__ import annotations
 import socket
 from typing import Any
 
+from agentproto.acp.remote.limits import ServerLimits
 from agentproto.acp.remote.server import RemoteAgentApp
 
 __all__ = ["bind", "listen"]
@@ -32,8 +33,8 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def server(app: RemoteAgentApp, sock: socket.socket, **config: Any) -> Any:
-    """A `uvicorn.Server` for `app` on `sock` (not started: `await server.serve([sock])`,
+def server(app: Any, sock: socket.socket, **config: Any) -> Any:
+    """A `uvicorn.Server` for the ASGI `app` (a `RemoteAgentApp`, or one wrapping it) on `sock` (not started: `await server.serve([sock])`,
     stop it with `server.should_exit = True`). `config` goes to `uvicorn.Config`."""
     try:
         import uvicorn
@@ -42,7 +43,7 @@ def server(app: RemoteAgentApp, sock: socket.socket, **config: Any) -> Any:
     settings: dict[str, Any] = {
         "log_level": "warning",
         "ws": "websockets-sansio",
-        "ws_max_size": app.limits.max_body_bytes,
+        "ws_max_size": getattr(app, "limits", ServerLimits()).max_body_bytes,
         "ws_per_message_deflate": False,
         "lifespan": "on",
         # Open SSE streams would hold a graceful shutdown forever.
