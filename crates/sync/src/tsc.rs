@@ -70,6 +70,16 @@ impl ServerApi {
         }
     }
 
+    /// What identifies a symbol result: 7.0.2's `id`, 7.1's `reference` (an
+    /// owner kind, the declaring file's descriptor and an id within it);
+    /// `Value::Null` if absent.
+    pub fn symbol_identity(self, symbol: &Value) -> &Value {
+        match self {
+            ServerApi::V7_0 => &symbol["id"],
+            ServerApi::V7_1 => &symbol["reference"],
+        }
+    }
+
     /// The method set an `initialize` answer belongs to: `useCaseSensitiveFileNames`
     /// (7.0.2) or `caseSensitivity` (7.1.0-beta), exactly one of the two.
     pub fn from_initialize(answer: &Value) -> Result<ServerApi, TscError> {

@@ -18,24 +18,39 @@ import pytest
 
 from agentproto.sync import Client
 from agentproto.sync.ast import SourceFile
+from agentproto.sync.tsc import ServerApi
 
 DEADLINE = 60.0
 """How long one test may talk to a child before the child is killed."""
 
 REPO = Path(__file__).resolve().parents[3]
 INTEROP = REPO / "interop" / "tsc-api"
-TSC_LIB = INTEROP / "node_modules" / "@typescript" / "typescript-linux-x64" / "lib"
+SERVERS = (ServerApi.V7_0, ServerApi.V7_1)
+"""Both pinned servers; every test of the real peer runs against each."""
 PYTHON_FIXTURE = [sys.executable, "-m", "agentproto.sync.fixture"]
 ENV = {**os.environ, "PYTHONPATH": str(REPO / "python" / "src")}
 
 
-def tsc_binary() -> Path:
-    """The pinned `tsc` (typescript@7.0.2); a missing one fails the test, never skips it."""
-    binary = TSC_LIB / "tsc"
+def install_dir(api: ServerApi) -> Path:
+    """The npm folder of one pinned server: `interop/tsc-api` (7.0.2) or `interop/tsc-api/7.1`."""
+    return INTEROP / "7.1" if api is ServerApi.V7_1 else INTEROP
+
+
+def tsc_lib(api: ServerApi) -> Path:
+    """The platform package's `lib` directory: the `tsc` binary and the `lib.*.d.ts` files."""
+    return install_dir(api) / "node_modules" / "@typescript" / "typescript-linux-x64" / "lib"
+
+
+TSC_LIB = tsc_lib(ServerApi.V7_0)
+
+
+def tsc_binary(api: ServerApi = ServerApi.V7_0) -> Path:
+    """A pinned `tsc`; a missing one fails the test, never skips it."""
+    binary = tsc_lib(api) / "tsc"
     if not binary.is_file():
         pytest.fail(
-            f"the pinned TypeScript 7 API server is missing at {binary}: "
-            "run `npm ci --prefix interop/tsc-api --no-audit --no-fund`"
+            f"the pinned TypeScript {api.value} API server is missing at {binary}: "
+            f"run `npm ci --prefix {install_dir(api).relative_to(REPO)} --no-audit --no-fund`"
         )
     return binary
 
@@ -89,9 +104,9 @@ class FixtureServers:
         return ["node", str(self._ts)]
 
 
-def spawn_tsc(cwd: Path, *extra: str) -> Client:
+def spawn_tsc(api: ServerApi, cwd: Path, *extra: str) -> Client:
     assert cwd.is_absolute(), "tsc --api panics on a relative --cwd"
-    return Client.spawn([tsc_binary(), "--api", "--cwd", str(cwd), *extra])
+    return Client.spawn([tsc_binary(api), "--api", "--cwd", str(cwd), *extra])
 
 
 def running(pid: int) -> bool:
@@ -150,10 +165,12 @@ class Walk:
     digest: str
 
 
-def official_walk(cwd: Path, project: Path, *files: Path) -> list[Walk]:
-    """`interop/tsc-api/walk.mjs`: the official JS client's `forEachChild` walk of `files`."""
-    tsc_binary()
-    command = ["node", str(INTEROP / "walk.mjs"), "--cwd", str(cwd), "--project", str(project), *map(str, files)]
+def official_walk(api: ServerApi, cwd: Path, project: Path, *files: Path) -> list[Walk]:
+    """`interop/tsc-api/walk.mjs`: the `forEachChild` walk of `files` by the official JS
+    client of `api`'s package."""
+    tsc_binary(api)
+    command = ["node", str(INTEROP / "walk.mjs"), "--install", str(install_dir(api))]
+    command += ["--cwd", str(cwd), "--project", str(project), *map(str, files)]
     lines = run_bounded(command, 120.0).splitlines()
     walks = [Walk(json.loads(line)["nodes"], json.loads(line)["digest"]) for line in lines]
     assert len(walks) == len(files), lines

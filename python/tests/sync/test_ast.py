@@ -1,5 +1,6 @@
-"""The source-file reader on buffers built here in the version-5 layout: header fields,
-`forEachChild` order, the preorder walk, and every link check."""
+"""The source-file reader on buffers built here in both layouts (protocol versions 5 and 9,
+the `layout` fixture): header fields, `forEachChild` order, the preorder walk, and every
+link check."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ import struct
 import pytest
 
 from agentproto.sync.ast import (
-    HEADER_SIZE,
+    FORMAT_V5,
+    FORMAT_V9,
+    FORMATS,
     KIND_NODE_LIST,
-    PROTOCOL_VERSION,
     AstError,
+    Format,
     Node,
     NodeList,
     SourceFile,
@@ -26,19 +29,33 @@ EXTENDED = 0x8000_0000
 TEXT = "interface Point {}"
 
 
-def build(version: int, strings: list[str], extended: list[int], records: list[Record]) -> bytes:
+@pytest.fixture(params=list(FORMATS.values()), ids=[f"v{version}" for version in FORMATS])
+def layout(request: pytest.FixtureRequest) -> Format:
+    found: Format = request.param
+    return found
+
+
+def build(
+    layout: Format, strings: list[str], extended: list[int], records: list[Record], version: int | None = None
+) -> bytes:
+    """A buffer in `layout` (its header size) with `version` (default: the layout's) in the
+    metadata word."""
     offsets: list[int] = []
     data = b""
     for text in strings:
         offsets.append(len(data))
         data += text.encode()
         offsets.append(len(data))
-    string_offsets = HEADER_SIZE
+    string_offsets = layout.header_size
     string_data = string_offsets + 4 * len(offsets)
     extended_data = string_data + len(data)
     nodes = extended_data + 4 * len(extended)
-    header = [version << 24, 0x1111, 0x2222, 0x3333, 0x4444, 7, string_offsets, string_data, extended_data, nodes]
+    stated = layout.version if version is None else version
+    header = [stated << 24, 0x1111, 0x2222, 0x3333, 0x4444, 7, string_offsets, string_data, extended_data, nodes]
     header.append(nodes)
+    if layout.header_size == 64:
+        header += [5, 1, 0, 0, 0]  # node id 0x1_0000_0005, lease 0, no binder data
+    assert len(header) * 4 == layout.header_size
     out = struct.pack(f"<{len(header) + len(offsets)}I", *header, *offsets) + data
     out += struct.pack(f"<{len(extended)}I", *extended)
     for record in records:
@@ -46,7 +63,7 @@ def build(version: int, strings: list[str], extended: list[int], records: list[R
     return out
 
 
-def sample_records() -> list[Record]:
+def sample_records(layout: Format) -> list[Record]:
     """`interface Point {}` with a JSDoc on the interface, a JSDoc as a list element, an
     empty list::
 
@@ -59,21 +76,22 @@ def sample_records() -> list[Record]:
         ├─ 7 NodeList(0)
         └─ 8 EndOfFileToken
     """
+    kinds = layout.kinds
     return [
         (0, 0, 0, 0, 0, 0),
-        (kind.SOURCE_FILE, 0, 18, 0, 0, EXTENDED),
+        (kinds.source_file, 0, 18, 0, 0, EXTENDED),
         (KIND_NODE_LIST, 0, 18, 7, 1, 2),
-        (kind.INTERFACE_DECLARATION, 0, 18, 6, 2, 0b10),
-        (kind.JSDOC, 0, 0, 5, 3, 0),
+        (kinds.interface_declaration, 0, 18, 6, 2, 0b10),
+        (kinds.jsdoc, 0, 0, 5, 3, 0),
         (kind.IDENTIFIER, 9, 15, 0, 3, STRING | 2),
-        (kind.JSDOC, 18, 18, 0, 2, 0),
+        (kinds.jsdoc, 18, 18, 0, 2, 0),
         (KIND_NODE_LIST, 18, 18, 8, 1, 0),
         (kind.END_OF_FILE_TOKEN, 18, 18, 0, 1, 0),
     ]
 
 
-def sample(records: list[Record] | None = None) -> SourceFile:
-    return SourceFile(build(PROTOCOL_VERSION, [TEXT, "Point", "/a.ts"], [0, 4, 4], records or sample_records()))
+def sample(layout: Format, records: list[Record] | None = None) -> SourceFile:
+    return SourceFile(build(layout, [TEXT, "Point", "/a.ts"], [0, 4, 4], records or sample_records(layout)))
 
 
 def copy(view: memoryview | None) -> bytes | None:
@@ -90,33 +108,35 @@ def indices(nodes: object) -> list[int]:
     return [item.index for item in nodes]  # type: ignore[attr-defined]
 
 
-def test_header_fields_are_read() -> None:
-    file = sample()
+def test_header_fields_are_read(layout: Format) -> None:
+    file = sample(layout)
     assert file.record_count == 9
     assert file.parse_options == 7
     assert file.content_hash == (0x4444 << 96) | (0x3333 << 64) | (0x2222 << 32) | 0x1111
     assert copy(file.text) == TEXT.encode()
     assert copy(file.file_name) == b"/a.ts"
     assert copy(file.path) == b"/a.ts"
+    assert file.format == layout
+    assert (file.node_id, file.lease) == ((0x1_0000_0005, 0) if layout.version == 9 else (None, None))
 
 
-def test_the_reader_takes_any_buffer_without_copying() -> None:
-    data = bytearray(build(PROTOCOL_VERSION, [TEXT, "Point", "/a.ts"], [0, 4, 4], sample_records()))
+def test_the_reader_takes_any_buffer_without_copying(layout: Format) -> None:
+    data = bytearray(build(layout, [TEXT, "Point", "/a.ts"], [0, 4, 4], sample_records(layout)))
     file = SourceFile(memoryview(data))
     assert file.bytes.obj is data
-    data[HEADER_SIZE + 6 * 4] = ord("P")  # the first byte of the text, changed in place
+    data[layout.header_size + 6 * 4] = ord("P")  # the first byte of the text, changed in place
     assert file.text is not None and bytes(file.text[:1]) == b"P"
 
 
-def test_children_flatten_lists_and_skip_direct_jsdoc() -> None:
-    file = sample()
+def test_children_flatten_lists_and_skip_direct_jsdoc(layout: Format) -> None:
+    file = sample(layout)
     assert indices(file.root().children()) == [3, 6, 8]
     assert indices(node(file, 3).children()) == [5]
     assert indices(node(file, 5).children()) == []
 
 
-def test_descendants_are_the_recursive_walk_in_preorder() -> None:
-    file = sample()
+def test_descendants_are_the_recursive_walk_in_preorder(layout: Format) -> None:
+    file = sample(layout)
     assert indices(file.root().descendants()) == [3, 5, 6, 8]
     assert indices(node(file, 3).descendants()) == [5]
 
@@ -130,8 +150,8 @@ def test_descendants_are_the_recursive_walk_in_preorder() -> None:
     assert indices(file.root().descendants()) == recursive
 
 
-def test_raw_children_keep_lists_and_jsdoc() -> None:
-    file = sample()
+def test_raw_children_keep_lists_and_jsdoc(layout: Format) -> None:
+    file = sample(layout)
     raw = list(file.root().raw_children())
     assert [type(item) for item in raw] == [NodeList, NodeList, Node]
     statements, empty, end = raw
@@ -143,8 +163,8 @@ def test_raw_children_keep_lists_and_jsdoc() -> None:
     assert len(list(node(file, 3).raw_children())) == 2
 
 
-def test_parent_skips_lists_and_the_root_has_none() -> None:
-    file = sample()
+def test_parent_skips_lists_and_the_root_has_none(layout: Format) -> None:
+    file = sample(layout)
     assert node(file, 3).parent == file.root()
     assert node(file, 5).parent == node(file, 3)
     assert file.root().parent is None
@@ -152,8 +172,8 @@ def test_parent_skips_lists_and_the_root_has_none() -> None:
     assert file.node(0) is None and file.node(9) is None
 
 
-def test_node_fields_and_text() -> None:
-    file = sample()
+def test_node_fields_and_text(layout: Format) -> None:
+    file = sample(layout)
     identifier = node(file, 5)
     assert (identifier.kind, identifier.pos, identifier.end) == (kind.IDENTIFIER, 9, 15)
     assert copy(identifier.text) == b"Point"
@@ -164,27 +184,27 @@ def test_node_fields_and_text() -> None:
     assert file.root().has_children and not identifier.has_children
 
 
-def test_negative_positions_read_as_signed() -> None:
-    records = sample_records()
+def test_negative_positions_read_as_signed(layout: Format) -> None:
+    records = sample_records(layout)
     records[8] = (kind.END_OF_FILE_TOKEN, 0xFFFF_FFFF, 18, 0, 1, 0)
-    assert node(sample(records), 8).pos == -1
+    assert node(sample(layout, records), 8).pos == -1
 
 
-def test_for_each_child_stops_at_the_first_value() -> None:
-    file = sample()
+def test_for_each_child_stops_at_the_first_value(layout: Format) -> None:
+    file = sample(layout)
     seen: list[int] = []
 
     def visit(child: Node) -> int | None:
         seen.append(child.index)
-        return child.index if child.kind == kind.JSDOC else None
+        return child.index if child.kind == layout.kinds.jsdoc else None
 
     assert file.root().for_each_child(visit) == 6
     assert seen == [3, 6]
     assert node(file, 5).for_each_child(visit) is None
 
 
-def test_out_of_range_strings_are_none() -> None:
-    file = sample()
+def test_out_of_range_strings_are_none(layout: Format) -> None:
+    file = sample(layout)
     assert copy(file.string(4)) == b"/a.ts"
     assert file.string(5) is None
     assert file.string(2**32 - 1) is None
@@ -199,43 +219,64 @@ def refusal(data: bytes) -> AstError:
 
 def test_a_short_buffer_and_other_versions_are_refused() -> None:
     assert str(refusal(bytes(43))) == "43 bytes is shorter than the 44-byte header"
-    assert str(refusal(build(4, [TEXT], [0], sample_records()))) == "protocol version 4, expected 5"
-    assert str(refusal(build(6, [TEXT], [0], sample_records()))) == "protocol version 6, expected 5"
+    # A version-9 word with only a version-5 header behind it.
+    assert str(refusal(bytes([0, 0, 0, 9]) + bytes(56))) == "60 bytes is shorter than the 64-byte header"
+    for version in (4, 6, 8, 10):
+        data = build(FORMAT_V5, [TEXT], [0], sample_records(FORMAT_V5), version)
+        assert str(refusal(data)) == f"protocol version {version}, expected one of [5, 9]"
 
 
-def test_sections_out_of_order_are_refused() -> None:
-    data = bytearray(sample().bytes)
+def test_each_version_numbers_the_moved_kinds_one_higher() -> None:
+    # 7.1 inserted `SourceKeyword` at 167: every kind from there up moved by one.
+    v5, v9 = FORMAT_V5.kinds, FORMAT_V9.kinds
+    assert (v9.interface_declaration, v9.source_file, v9.jsdoc) == (
+        v5.interface_declaration + 1,
+        v5.source_file + 1,
+        v5.jsdoc + 1,
+    )
+    assert (FORMAT_V5.header_size, FORMAT_V9.header_size) == (44, 64)
+
+
+def test_sections_out_of_order_are_refused(layout: Format) -> None:
+    data = bytearray(sample(layout).bytes)
     extended = struct.unpack_from("<I", data, 32)[0]
     struct.pack_into("<I", data, 28, extended + 4)  # the strings after the extended data
     assert "not in order" in str(refusal(bytes(data)))
-    data = bytearray(sample().bytes)
+    data = bytearray(sample(layout).bytes)
     struct.pack_into("<I", data, 40, len(data) + 28)
+    assert "not in order" in str(refusal(bytes(data)))
+    data = bytearray(sample(layout).bytes)
+    struct.pack_into("<I", data, 24, layout.header_size - 4)  # string offsets inside the header
     assert "not in order" in str(refusal(bytes(data)))
 
 
-def test_a_partial_node_section_is_refused() -> None:
-    assert "node section" in str(refusal(bytes(sample().bytes)[:-1]))
-    only_nil = build(PROTOCOL_VERSION, [], [], [(0, 0, 0, 0, 0, 0)])
+def test_a_partial_node_section_is_refused(layout: Format) -> None:
+    assert "node section" in str(refusal(bytes(sample(layout).bytes)[:-1]))
+    only_nil = build(layout, [], [], [(0, 0, 0, 0, 0, 0)])
     assert str(refusal(only_nil)) == "node section of 28 bytes is not 2 or more whole 28-byte nodes"
 
 
-def with_record(index: int, record: Record) -> bytes:
-    records = sample_records()
+def with_record(layout: Format, index: int, record: Record) -> bytes:
+    records = sample_records(layout)
     records[index] = record
-    return build(PROTOCOL_VERSION, [TEXT, "Point", "/a.ts"], [0, 4, 4], records)
+    return build(layout, [TEXT, "Point", "/a.ts"], [0, 4, 4], records)
+
+
+JSDOC, INTERFACE, SOURCE = -1, -2, -3
+"""Stand-ins in the cases below for the kinds whose number depends on the layout."""
 
 
 @pytest.mark.parametrize(
     ("index", "record", "failing"),
     [
         # A node that is its own parent.
-        (4, (kind.JSDOC, 0, 0, 5, 4, 0), 4),
+        (4, (JSDOC, 0, 0, 5, 4, 0), 4),
         # A parent after the node: its previous sibling's link now leads to another parent.
         (8, (kind.END_OF_FILE_TOKEN, 18, 18, 0, 9, 0), 7),
         # A next sibling that points backwards (would loop).
         (5, (kind.IDENTIFIER, 9, 15, 4, 3, STRING | 2), 5),
         # A next sibling with another parent.
-        (3, (kind.INTERFACE_DECLARATION, 0, 18, 8, 2, 0b10), 3),
+        (3, (INTERFACE, 0, 18, 8, 2, 0b10), 3),
         # A next sibling past the end.
         (8, (kind.END_OF_FILE_TOKEN, 18, 18, 99, 1, 0), 8),
         # A list claiming elements it does not have.
@@ -245,10 +286,16 @@ def with_record(index: int, record: Record) -> bytes:
         # The root as a list.
         (1, (KIND_NODE_LIST, 0, 18, 0, 0, 2), 1),
         # The root with a parent.
-        (1, (kind.SOURCE_FILE, 0, 18, 0, 3, EXTENDED), 1),
+        (1, (SOURCE, 0, 18, 0, 3, EXTENDED), 1),
     ],
 )
-def test_broken_links_are_refused_with_the_node(index: int, record: Record, failing: int) -> None:
-    error = refusal(with_record(index, record))
+def test_broken_links_are_refused_with_the_node(layout: Format, index: int, record: Record, failing: int) -> None:
+    stand_ins = {
+        JSDOC: layout.kinds.jsdoc,
+        INTERFACE: layout.kinds.interface_declaration,
+        SOURCE: layout.kinds.source_file,
+    }
+    record = (stand_ins.get(record[0], record[0]), *record[1:])
+    error = refusal(with_record(layout, index, record))
     assert error.index == failing, str(error)
     assert str(error).startswith(f"node {failing}: ")

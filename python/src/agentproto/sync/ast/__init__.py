@@ -1,5 +1,6 @@
 """A reader of the binary source-file format `tsc --api` returns from `getSourceFile`
-(protocol version 5, TypeScript 7.0.2), the same checks and traversal as the Rust reader
+(protocol version 5 from TypeScript 7.0.2, version 9 from 7.1.0-beta, told apart by the
+header; `SourceFile.format`), the same checks and traversal as the Rust reader
 (`crates/sync/src/ast/`).
 
 The reader never copies or materialises nodes: a `SourceFile` is a set of section offsets
@@ -14,22 +15,30 @@ skipped) and `Node.descendants()` is the preorder walk. The file keeps `data` al
 from __future__ import annotations
 
 from agentproto.sync.ast import kind
+from agentproto.sync.ast.kind import Kinds
 from agentproto.sync.ast.node import Node, NodeList
 from agentproto.sync.ast.source_file import (
-    HEADER_SIZE,
+    FORMAT_V5,
+    FORMAT_V9,
+    FORMATS,
     KIND_NODE_LIST,
+    MIN_HEADER_SIZE,
     NODE_SIZE,
-    PROTOCOL_VERSION,
     AstError,
+    Format,
     SourceFile,
 )
 
 __all__ = [
-    "HEADER_SIZE",
+    "FORMATS",
+    "FORMAT_V5",
+    "FORMAT_V9",
     "KIND_NODE_LIST",
+    "MIN_HEADER_SIZE",
     "NODE_SIZE",
-    "PROTOCOL_VERSION",
     "AstError",
+    "Format",
+    "Kinds",
     "Node",
     "NodeList",
     "SourceFile",

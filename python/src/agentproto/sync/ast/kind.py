@@ -1,8 +1,16 @@
-"""The `SyntaxKind` values this reader needs, from TypeScript 7.0.2's
-`dist/enums/syntaxKind.js` (the numbering changes between builds; the Rust reader's
-`ast::kind` holds the same)."""
+"""The `SyntaxKind` values this reader needs.
+
+The ones here are numbered alike by both servers (all below 167, from
+`dist/enums/syntaxKind.js` of npm `typescript@7.0.2` and `typescript@7.1.0-beta`). 7.1
+inserted `SourceKeyword` at 167, so every kind from there up is one higher: those this
+reader needs are in `Kinds`, per binary format (`agentproto.sync.ast.FORMAT_V5`,
+`FORMAT_V9`, `SourceFile.kinds`). The Rust reader's `ast::kind` and `ast::Kinds` hold
+the same.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 END_OF_FILE_TOKEN = 1
 NUMERIC_LITERAL = 8
@@ -14,12 +22,8 @@ TEMPLATE_HEAD = 15
 TEMPLATE_MIDDLE = 16
 TEMPLATE_TAIL = 17
 IDENTIFIER = 79
-INTERFACE_DECLARATION = 265
-SOURCE_FILE = 307
-JSDOC = 315
-"""`SyntaxKind.JSDoc`: skipped by `forEachChild`-style traversal (unless a list element)."""
 
-TEXT_IN_EXTENDED_DATA = frozenset(
+LITERALS_WITH_TEXT_IN_EXTENDED_DATA = frozenset(
     {
         NUMERIC_LITERAL,
         BIG_INT_LITERAL,
@@ -29,7 +33,17 @@ TEXT_IN_EXTENDED_DATA = frozenset(
         TEMPLATE_HEAD,
         TEMPLATE_MIDDLE,
         TEMPLATE_TAIL,
-        SOURCE_FILE,
     }
 )
-"""Kinds whose extended record starts with the string index of their text."""
+"""Kinds whose extended record starts with the string index of their text (the source
+file's does too: `Kinds.source_file`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Kinds:
+    """The kinds whose number depends on the binary format."""
+
+    interface_declaration: int
+    source_file: int
+    jsdoc: int
+    """`SyntaxKind.JSDoc`: skipped by `forEachChild`-style traversal (unless a list element)."""

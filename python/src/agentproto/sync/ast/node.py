@@ -53,7 +53,7 @@ def _first_visible(file: SourceFile, raw: int) -> int:
             # element); the first one is the record after the list.
             if words[at + DATA] > 0:
                 return raw + 1
-        elif raw_kind != kind.JSDOC or words[words[at + PARENT] * WORDS + KIND] == KIND_NODE_LIST:
+        elif raw_kind != file.jsdoc or words[words[at + PARENT] * WORDS + KIND] == KIND_NODE_LIST:
             return raw
         raw = words[at + NEXT]
     return 0
@@ -146,10 +146,14 @@ class Node:
         tag = data & DATA_TYPE_MASK
         if tag == DATA_TYPE_STRING:
             return self.file.string(data & DATA_INDEX_MASK)
-        if tag == DATA_TYPE_EXTENDED and self.kind in kind.TEXT_IN_EXTENDED_DATA:
+        if tag == DATA_TYPE_EXTENDED and self._text_in_extended_data():
             index = self.file.extended_word(data & DATA_INDEX_MASK)
             return None if index is None else self.file.string(index)
         return None
+
+    def _text_in_extended_data(self) -> bool:
+        node_kind = self.kind
+        return node_kind in kind.LITERALS_WITH_TEXT_IN_EXTENDED_DATA or node_kind == self.file.kinds.source_file
 
     @property
     def extended_offset(self) -> int | None:

@@ -1,12 +1,13 @@
 """The header of the binary source-file format and the checks made once per buffer.
 
-Layout (facts from the official client's `dist/api/node/protocol.js` and `node.js` in npm
-`typescript@7.0.2`; all integers little-endian u32):
+Two protocol versions are read, told apart by the first word: 5 (npm `typescript@7.0.2`)
+and 9 (`typescript@7.1.0-beta`). Layout (facts from the official clients'
+`dist/api/node/protocol.js` and `node.js` in both packages; integers little-endian):
 
 ======  =====================================================================
 offset  header field
 ======  =====================================================================
-0       metadata: protocol version in the top byte (``5 << 24``)
+0       metadata: protocol version in the top byte (``5 << 24`` or ``9 << 24``)
 4..20   content hash, four words (lo0, lo1, hi0, hi1)
 20      parse options key
 24      offset of the string offsets table (pairs of start/end words)
@@ -14,7 +15,13 @@ offset  header field
 32      offset of the extended data (words)
 36      offset of the structured data (MessagePack)
 40      offset of the nodes, which run to the end of the buffer
+44      version 9 only: the source file's node id (u64)
+52      version 9 only: the lease of a retained file (u64, 0 when not retained)
+60      version 9 only: offset of binder data (0 when absent; not read)
 ======  =====================================================================
+
+The header is 44 bytes in version 5 and 64 in version 9; the rest has the same layout.
+The other difference is the `SyntaxKind` numbering (`Format.kinds`).
 
 Each node is 28 bytes: kind, pos, end, next sibling, parent, data, flags. Node 0 is nil and
 node 1 the root. Nodes are in preorder: a node's first child, if any, is the record right
@@ -31,21 +38,51 @@ import array
 import struct
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agentproto.errors import AgentprotoError
-from agentproto.sync.ast import kind
+from agentproto.sync.ast.kind import Kinds
 
 if TYPE_CHECKING:
     from agentproto.sync.ast.node import Node
     from agentproto.sync.frame import BytesLike
 
-__all__ = ["HEADER_SIZE", "KIND_NODE_LIST", "NODE_SIZE", "PROTOCOL_VERSION", "AstError", "SourceFile"]
+__all__ = [
+    "FORMATS",
+    "FORMAT_V5",
+    "FORMAT_V9",
+    "KIND_NODE_LIST",
+    "MIN_HEADER_SIZE",
+    "NODE_SIZE",
+    "AstError",
+    "Format",
+    "SourceFile",
+]
 
-PROTOCOL_VERSION = 5
-"""The protocol version this reader understands (TypeScript 7.0.2)."""
-HEADER_SIZE = 44
-"""Bytes in the header."""
+
+@dataclass(frozen=True, slots=True)
+class Format:
+    """What one protocol version of the binary format looks like to this reader."""
+
+    version: int
+    """The protocol version (the metadata word's top byte)."""
+    typescript: str
+    """The TypeScript release whose server writes it."""
+    header_size: int
+    """Bytes in the header."""
+    kinds: Kinds
+    """The kinds whose number depends on the version."""
+
+
+FORMAT_V5 = Format(5, "7.0.2", 44, Kinds(interface_declaration=265, source_file=307, jsdoc=315))
+"""Protocol version 5, written by TypeScript 7.0.2."""
+FORMAT_V9 = Format(9, "7.1.0-beta", 64, Kinds(interface_declaration=266, source_file=308, jsdoc=316))
+"""Protocol version 9, written by TypeScript 7.1.0-beta."""
+FORMATS = {entry.version: entry for entry in (FORMAT_V5, FORMAT_V9)}
+"""The formats this reader understands, by protocol version."""
+MIN_HEADER_SIZE = 44
+"""Bytes in the smallest header (version 5's)."""
 NODE_SIZE = 28
 """Bytes in one node record."""
 KIND_NODE_LIST = 0xFFFF_FFFF
@@ -88,20 +125,36 @@ class SourceFile:
     and among siblings, no list directly in a list), so that no traversal of an accepted
     buffer can loop, fail or leave it."""
 
-    __slots__ = ("_bytes", "_count", "_extended", "_string_count", "_string_offsets", "_strings", "words")
+    __slots__ = (
+        "_bytes",
+        "_count",
+        "_extended",
+        "_string_count",
+        "_string_offsets",
+        "_strings",
+        "format",
+        "jsdoc",
+        "words",
+    )
 
     def __init__(self, data: BytesLike) -> None:
         view = memoryview(data).cast("B")
         length = view.nbytes
-        if length < HEADER_SIZE:
-            raise AstError(f"{length} bytes is shorter than the {HEADER_SIZE}-byte header")
+        if length < MIN_HEADER_SIZE:
+            raise AstError(f"{length} bytes is shorter than the {MIN_HEADER_SIZE}-byte header")
         header: tuple[int, ...] = _HEADER.unpack_from(view, 0)
         version = header[0] >> 24
-        if version != PROTOCOL_VERSION:
-            raise AstError(f"protocol version {version}, expected {PROTOCOL_VERSION}")
+        layout = FORMATS.get(version)
+        if layout is None:
+            raise AstError(f"protocol version {version}, expected one of {sorted(FORMATS)}")
+        if length < layout.header_size:
+            raise AstError(f"{length} bytes is shorter than the {layout.header_size}-byte header")
+        self.format = layout
+        """The format the header's version names."""
+        self.jsdoc = layout.kinds.jsdoc
         offsets = header[6:11]
         in_order = (
-            offsets[0] >= HEADER_SIZE
+            offsets[0] >= layout.header_size
             and all(offsets[i] <= offsets[i + 1] for i in range(4))
             and offsets[4] <= length
             and (offsets[1] - offsets[0]) % 4 == 0
@@ -154,6 +207,27 @@ class SourceFile:
         return self._bytes
 
     @property
+    def kinds(self) -> Kinds:
+        """The kinds whose number depends on the format."""
+        return self.format.kinds
+
+    @property
+    def node_id(self) -> int | None:
+        """The source file's node id (version 9 headers; `None` in version 5)."""
+        return self._header_u64(44)
+
+    @property
+    def lease(self) -> int | None:
+        """The lease of a retained source file (version 9; `None` in version 5, 0 for a
+        file fetched without retaining it)."""
+        return self._header_u64(52)
+
+    def _header_u64(self, at: int) -> int | None:
+        if self.format.header_size < at + 8:
+            return None
+        return int.from_bytes(self._bytes[at : at + 8], "little")
+
+    @property
     def content_hash(self) -> int:
         """The 128-bit content hash from the header (hi1, hi0, lo1, lo0 from the top)."""
         return int.from_bytes(self._bytes[4:20], "little")
@@ -201,7 +275,7 @@ class SourceFile:
 
     def _root_string(self, slot: int) -> memoryview | None:
         root = self.root()
-        if root.kind != kind.SOURCE_FILE:
+        if root.kind != self.format.kinds.source_file:
             return None
         offset = root.extended_offset
         if offset is None:
