@@ -59,3 +59,18 @@ print(builders.text_block("hi").text, SessionClient.__module__, open_session.__m
 
 def test_the_conveniences_come_on_first_use() -> None:
     assert run(CONVENIENCES) == ("hi agentproto.acp.session agentproto.acp.session agentproto.acp.generated.v1_roles")
+
+
+SERVER_ON_DEMAND = """
+import sys
+import agentproto, agentproto.acp
+from agentproto.acp.remote import agent_app, connect
+print(sorted(m for m in ("uvicorn", "websockets", "httpx", "agentproto.acp.remote") if m in sys.modules))
+from agentproto.acp.remote import listen
+print("uvicorn" in sys.modules)
+"""
+
+
+def test_the_network_transport_loads_uvicorn_only_to_listen() -> None:
+    # `import agentproto` loads none of it; the ASGI app and the client need no extra.
+    assert run(SERVER_ON_DEMAND) == "['agentproto.acp.remote']\nFalse"

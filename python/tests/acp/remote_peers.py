@@ -61,7 +61,7 @@ async def two_turns(agent: v1.AgentConnection, recorder: Recorder) -> list[tuple
     client had received when the prompt's answer came back, and how many chunks."""
     await agent.initialize(v1.InitializeRequest(protocol_version=v1.PROTOCOL_VERSION))
     session = (await agent.new_session(v1.NewSessionRequest(cwd="/", mcp_servers=[]))).session_id
-    turns = []
+    turns: list[tuple[str, str, int]] = []
     for text in ("one two three four five six seven eight", "now a tool please"):
         recorder.chunks.clear()
         answer = await agent.prompt(v1.PromptRequest(session_id=session, prompt=[v1.TextContent(text=text)]))

@@ -9,6 +9,7 @@ import msgspec
 import pytest
 
 from agentproto.acp.remote import ServerLimits, agent_app, connect
+from agentproto.acp.remote.server import Message, Receive, Scope, Send
 from agentproto.examples.echo_agent import EchoAgent
 from tests.acp.remote_peers import Recorder, serving, two_turns
 
@@ -41,9 +42,10 @@ async def test_one_agent_per_connection_and_closing_ends_the_server_side(websock
     app = agent_app(factory)
     async with serving(app) as url:
         first, second = Recorder(), Recorder()
-        async with await connect(url, first, websocket=websocket) as a, await connect(
-            url, second, websocket=websocket
-        ) as b:
+        async with (
+            await connect(url, first, websocket=websocket) as a,
+            await connect(url, second, websocket=websocket) as b,
+        ):
             await two_turns(a.agent, first)
             await two_turns(b.agent, second)
             assert len(app.connections) == 2
@@ -74,7 +76,7 @@ async def test_the_client_keeps_and_returns_the_cookies_the_server_sets() -> Non
     inner = agent_app(lambda: EchoAgent(0.0))
     seen: list[tuple[str, str | None]] = []
 
-    async def with_cookie(scope: dict, receive, send) -> None:  # type: ignore[no-untyped-def]
+    async def with_cookie(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
             await inner(scope, receive, send)
             return
@@ -82,7 +84,7 @@ async def test_the_client_keeps_and_returns_the_cookies_the_server_sets() -> Non
         cookie = headers.get(b"cookie")
         seen.append((scope.get("method", "WS"), None if cookie is None else cookie.decode()))
 
-        async def send_with_cookie(message: dict) -> None:  # type: ignore[type-arg]
+        async def send_with_cookie(message: Message) -> None:
             if message["type"] in ("http.response.start", "websocket.accept"):
                 message = {**message, "headers": [*message.get("headers", []), (b"set-cookie", b"route=b7; Path=/")]}
             await send(message)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from typing import Any
 
 import msgspec
 import pytest
@@ -47,6 +48,11 @@ async def new_session(url: str, connection_id: str, stream: object) -> str:
     answer = msgspec.json.decode(await stream.next())  # type: ignore[attr-defined]
     assert answer["id"] == 1
     return str(answer["result"]["sessionId"])
+
+
+def decode_frame(frame: bytes | None) -> Any:
+    assert frame is not None
+    return msgspec.json.decode(frame)
 
 
 @pytest.fixture
@@ -199,16 +205,16 @@ async def test_websocket_text_frames_binary_ignored_bad_input_answered(limits: S
         try:
             socket._writer.write(socket._frame(0x2, INITIALIZE))  # binary: ignored
             socket.send_text(b"{not json")
-            error = msgspec.json.decode(await asyncio.wait_for(socket.receive(), 5) or b"null")
+            error = decode_frame(await asyncio.wait_for(socket.receive(), 5))
             assert error["id"] is None and error["error"]["code"] == -32700
             socket.send_text(INITIALIZE)
-            answer = msgspec.json.decode(await asyncio.wait_for(socket.receive(), 5) or b"null")
+            answer = decode_frame(await asyncio.wait_for(socket.receive(), 5))
             assert answer["id"] == 0 and answer["result"]["protocolVersion"] == 1
             socket.send_text(b"[" + NEW_SESSION + b"]")
-            batch = msgspec.json.decode(await asyncio.wait_for(socket.receive(), 5) or b"null")
+            batch = decode_frame(await asyncio.wait_for(socket.receive(), 5))
             assert batch["id"] is None and batch["error"]["code"] == -32600
             socket.send_text(NEW_SESSION)
-            created = msgspec.json.decode(await asyncio.wait_for(socket.receive(), 5) or b"null")
+            created = decode_frame(await asyncio.wait_for(socket.receive(), 5))
             assert created["id"] == 1 and created["result"]["sessionId"]
         finally:
             await socket.close()
