@@ -37,7 +37,18 @@ fn layer(module: &str) -> Option<usize> {
         ],
         // 4: the bindings, the HTTP middleware (which answers in each binding's error
         // shape) and the server's assembly.
-        &["server/http", "grpc/server", "server/listen", "server/layers", "server/mod"],
+        // The accept loops (`listen`), what they watch on a connection (`watch`) and the
+        // descriptors their cap comes from belong to the assembly.
+        &[
+            "server/http",
+            "grpc/server",
+            "grpc/listen",
+            "server/listen",
+            "server/watch",
+            "server/descriptors",
+            "server/layers",
+            "server/mod",
+        ],
     ];
     if module.starts_with("demo") {
         return Some(LAYERS.len());
