@@ -1,14 +1,15 @@
 // A reader of the binary source-file format `tsc --api` returns from
-// `getSourceFile` (protocol version 5, TypeScript 7.0.2), as a lazy view.
+// `getSourceFile`, as a lazy view: protocol version 5 (TypeScript 7.0.2) and
+// version 9 (TypeScript 7.1.0-beta), told apart by the first word.
 //
 // Nothing is copied or materialised: a `SourceFile` is a set of section
 // offsets over the caller's bytes, and a `Node` is an index into it whose
 // fields are read from the bytes when asked for.
 //
-// Layout (facts from the official client's `dist/api/node/protocol.js` and
-// `node.js`, TypeScript 7.0.2; all integers little-endian u32):
+// Layout (facts from the official clients' `dist/api/node/protocol.js` and
+// `node.js` of both packages; integers little-endian):
 //
-//   0        metadata: protocol version in the top byte (5 << 24)
+//   0        metadata: protocol version in the top byte (5 << 24 or 9 << 24)
 //   4..20    content hash, four words (lo0, lo1, hi0, hi1)
 //   20       parse options key
 //   24       offset of the string offsets table (pairs of start/end words)
@@ -16,6 +17,14 @@
 //   32       offset of the extended data (words)
 //   36       offset of the structured data (MessagePack)
 //   40       offset of the nodes, which run to the end of the buffer
+//   44       version 9 only: the source file's node id (u64)
+//   52       version 9 only: the lease of a retained file (u64, 0 when not retained)
+//   60       version 9 only: offset of binder data (0 when absent; not read)
+//
+// The header is 44 bytes in version 5 and 64 in version 9; the rest has the
+// same layout. The other difference is the `SyntaxKind` numbering: 7.1
+// inserted `SourceKeyword` at 167, so every kind from there up is one higher
+// (`Format.kinds`).
 //
 // Each node is 28 bytes: kind, pos, end, next sibling, parent, data, flags.
 // Node 0 is nil and node 1 the root. Nodes are in preorder: a node's first
@@ -33,10 +42,8 @@
 // accepted buffer can loop or leave it. This is the reader of the Rust crate
 // (`crates/sync/src/ast/`) with the same checks and the same traversal order.
 
-/** The protocol version this reader understands (TypeScript 7.0.2). */
-export const PROTOCOL_VERSION = 5;
-/** Bytes in the header. */
-export const HEADER_SIZE = 44;
+/** Bytes in the smallest header (version 5's). */
+export const MIN_HEADER_SIZE = 44;
 /** Bytes in one node record. */
 export const NODE_SIZE = 28;
 /** The kind of a NodeList record. */
@@ -55,7 +62,11 @@ const FIELD_PARENT = 16;
 const FIELD_DATA = 20;
 const FIELD_FLAGS = 24;
 
-/** The `SyntaxKind` values this module needs (TypeScript 7.0.2's `dist/enums/syntaxKind.js`; the numbering changes between builds). */
+/**
+ * The `SyntaxKind` values this module needs that both formats number alike
+ * (all below 167; `dist/enums/syntaxKind.js` of both packages). The kinds that
+ * moved are in `Kinds`, per format.
+ */
 export const SyntaxKind = {
   EndOfFileToken: 1,
   NumericLiteral: 8,
@@ -67,13 +78,48 @@ export const SyntaxKind = {
   TemplateMiddle: 16,
   TemplateTail: 17,
   Identifier: 79,
-  InterfaceDeclaration: 265,
-  SourceFile: 307,
-  /** Skipped by `forEachChild`-style traversal when it is a node's direct child. */
-  JSDoc: 315,
 } as const;
 
-/** Kinds whose extended record starts with the string index of their text. */
+/** The `SyntaxKind` values this module needs whose number depends on the format. */
+export interface Kinds {
+  readonly interfaceDeclaration: number;
+  readonly sourceFile: number;
+  /** Skipped by `forEachChild`-style traversal when it is a node's direct child. */
+  readonly jsDoc: number;
+}
+
+/** What one protocol version of the binary format looks like to this reader. */
+export interface Format {
+  /** The protocol version (the metadata word's top byte). */
+  readonly version: number;
+  /** The TypeScript release whose server writes it. */
+  readonly typescript: string;
+  /** Bytes in the header. */
+  readonly headerSize: number;
+  /** The kinds whose number depends on the version. */
+  readonly kinds: Kinds;
+}
+
+/** Protocol version 5, written by TypeScript 7.0.2. */
+export const FORMAT_V5: Format = Object.freeze({
+  version: 5,
+  typescript: "7.0.2",
+  headerSize: 44,
+  kinds: Object.freeze({ interfaceDeclaration: 265, sourceFile: 307, jsDoc: 315 }),
+});
+
+/** Protocol version 9, written by TypeScript 7.1.0-beta. */
+export const FORMAT_V9: Format = Object.freeze({
+  version: 9,
+  typescript: "7.1.0-beta",
+  headerSize: 64,
+  kinds: Object.freeze({ interfaceDeclaration: 266, sourceFile: 308, jsDoc: 316 }),
+});
+
+/** The formats this reader understands, oldest first. */
+export const FORMATS: readonly Format[] = Object.freeze([FORMAT_V5, FORMAT_V9]);
+
+/** Literal kinds whose extended record starts with the string index of their text (the source file's does too). */
 const TEXT_IN_EXTENDED_DATA = new Set<number>([
   SyntaxKind.NumericLiteral,
   SyntaxKind.BigIntLiteral,
@@ -83,12 +129,11 @@ const TEXT_IN_EXTENDED_DATA = new Set<number>([
   SyntaxKind.TemplateHead,
   SyntaxKind.TemplateMiddle,
   SyntaxKind.TemplateTail,
-  SyntaxKind.SourceFile,
 ]);
 
 /** Why a buffer is not a source file this reader accepts (mirrors the Rust `AstError` variants). */
 export type AstErrorDetail =
-  | { readonly reason: "too-short"; readonly length: number }
+  | { readonly reason: "too-short"; readonly length: number; readonly headerSize: number }
   | { readonly reason: "version"; readonly found: number }
   | { readonly reason: "sections"; readonly offsets: readonly number[]; readonly length: number }
   | { readonly reason: "node-section"; readonly length: number }
@@ -97,9 +142,9 @@ export type AstErrorDetail =
 function describe(detail: AstErrorDetail): string {
   switch (detail.reason) {
     case "too-short":
-      return `${detail.length} bytes is shorter than the ${HEADER_SIZE}-byte header`;
+      return `${detail.length} bytes is shorter than the ${detail.headerSize}-byte header`;
     case "version":
-      return `protocol version ${detail.found}, expected ${PROTOCOL_VERSION}`;
+      return `protocol version ${detail.found}, expected one of [${FORMATS.map((format) => format.version).join(", ")}]`;
     case "sections":
       return `section offsets [${detail.offsets.join(", ")}] are not in order within ${detail.length} bytes`;
     case "node-section":
@@ -134,6 +179,8 @@ export class SourceFile {
 
   private constructor(
     readonly bytes: Uint8Array,
+    /** The format the header's version names. */
+    readonly format: Format,
     view: DataView,
     offsets: readonly [number, number, number, number, number],
   ) {
@@ -155,13 +202,19 @@ export class SourceFile {
    * the client's next request, or copied first.
    */
   static from(bytes: Uint8Array): SourceFile {
-    if (bytes.length < HEADER_SIZE) throw new AstError({ reason: "too-short", length: bytes.length });
+    if (bytes.length < MIN_HEADER_SIZE) {
+      throw new AstError({ reason: "too-short", length: bytes.length, headerSize: MIN_HEADER_SIZE });
+    }
     const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const found = view.getUint32(0, true) >>> 24;
-    if (found !== PROTOCOL_VERSION) throw new AstError({ reason: "version", found });
+    const format = FORMATS.find((candidate) => candidate.version === found);
+    if (format === undefined) throw new AstError({ reason: "version", found });
+    if (bytes.length < format.headerSize) {
+      throw new AstError({ reason: "too-short", length: bytes.length, headerSize: format.headerSize });
+    }
     const offsets = [24, 28, 32, 36, 40].map((at) => view.getUint32(at, true)) as [number, number, number, number, number];
     const inOrder =
-      offsets[0] >= HEADER_SIZE &&
+      offsets[0] >= format.headerSize &&
       offsets.every((offset, index) => index === 0 || (offsets[index - 1] as number) <= offset) &&
       offsets[4] <= bytes.length &&
       (offsets[1] - offsets[0]) % 4 === 0;
@@ -170,7 +223,7 @@ export class SourceFile {
     if (nodeBytes % NODE_SIZE !== 0 || nodeBytes / NODE_SIZE < 2) {
       throw new AstError({ reason: "node-section", length: nodeBytes });
     }
-    const file = new SourceFile(bytes, view, offsets);
+    const file = new SourceFile(bytes, format, view, offsets);
     file.checkLinks();
     return file;
   }
@@ -221,6 +274,21 @@ export class SourceFile {
     return this.view.getUint32(20, true);
   }
 
+  /** The kinds whose number depends on the format. */
+  get kinds(): Kinds {
+    return this.format.kinds;
+  }
+
+  /** The source file's node id (version 9 headers; `undefined` in version 5). */
+  get nodeId(): bigint | undefined {
+    return this.format.headerSize >= 52 ? this.view.getBigUint64(44, true) : undefined;
+  }
+
+  /** The lease of a retained source file (version 9; `undefined` in version 5, 0 for a file fetched without retaining it). */
+  get lease(): bigint | undefined {
+    return this.format.headerSize >= 60 ? this.view.getBigUint64(52, true) : undefined;
+  }
+
   /** The root node (index 1; a `SourceFile` for `getSourceFile` results). */
   get root(): Node {
     return new Node(this, 1);
@@ -251,7 +319,7 @@ export class SourceFile {
   /** The root's extended record word `slot` (0: text, 1: file name, 2: path). */
   private rootString(slot: number): Uint8Array | undefined {
     const root = this.root;
-    if (root.kind !== SyntaxKind.SourceFile) return undefined;
+    if (root.kind !== this.format.kinds.sourceFile) return undefined;
     const offset = root.extendedOffset();
     if (offset === undefined) return undefined;
     const index = this.extendedWord(offset + slot * 4);
@@ -329,7 +397,8 @@ export class Node {
     const data = this.data;
     const type = (data & DATA_TYPE_MASK) >>> 0;
     if (type === DATA_TYPE_STRING) return this.file.string(data & DATA_INDEX_MASK);
-    if (type === DATA_TYPE_EXTENDED && TEXT_IN_EXTENDED_DATA.has(this.kind)) {
+    const kind = this.kind;
+    if (type === DATA_TYPE_EXTENDED && (TEXT_IN_EXTENDED_DATA.has(kind) || kind === this.file.format.kinds.sourceFile)) {
       const index = this.file.extendedWord(data & DATA_INDEX_MASK);
       return index === undefined ? undefined : this.file.string(index);
     }
@@ -430,7 +499,7 @@ function firstVisible(file: SourceFile, raw: number): number {
       // Elements are never lists and are never skipped (the official walk
       // visits every element); the first one is the record after the list.
       if (file.field(raw, FIELD_DATA) > 0) return raw + 1;
-    } else if (kind !== SyntaxKind.JSDoc || file.field(file.field(raw, FIELD_PARENT), FIELD_KIND) === KIND_NODE_LIST) {
+    } else if (kind !== file.format.kinds.jsDoc || file.field(file.field(raw, FIELD_PARENT), FIELD_KIND) === KIND_NODE_LIST) {
       return raw;
     }
     raw = file.field(raw, FIELD_NEXT);

@@ -6,13 +6,14 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 
 import { type SourceFile } from "../../src/sync/ast.js";
 import { type ClientOptions, SyncClient } from "../../src/sync/client.js";
 import { signalGroup } from "../../src/sync/process.js";
+import { type ServerApi } from "../../src/sync/tsc.js";
 import { type WatchdogData } from "./watchdog-worker.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -21,17 +22,25 @@ export const REPO_ROOT = resolve(here, "../../../..");
 /** How long one test may talk to a child before the child is killed. */
 export const DEADLINE_MS = 60_000;
 
-/** `interop/tsc-api`, where `npm ci` installs the pinned `typescript@7.0.2`. */
+/** `interop/tsc-api`, where `walk.mjs` lives and `npm ci` installs the pinned `typescript@7.0.2`. */
 export const INTEROP_DIR = join(REPO_ROOT, "interop/tsc-api");
-/** The platform package's `lib` directory: the `tsc` binary and the `lib.*.d.ts` files. */
-export const TSC_LIB_DIR = join(INTEROP_DIR, "node_modules/@typescript/typescript-linux-x64/lib");
 
-/** The pinned `tsc` binary; a missing one fails the test (never a silent skip). */
-export function tscBinary(): string {
-  const binary = join(TSC_LIB_DIR, "tsc");
+/** The npm folder of one pinned server: `interop/tsc-api` (7.0.2) or `interop/tsc-api/7.1` (7.1.0-beta). */
+export function installDir(server: ServerApi): string {
+  return server === "7.1.0-beta" ? join(INTEROP_DIR, "7.1") : INTEROP_DIR;
+}
+
+/** The platform package's `lib` directory of one server: the `tsc` binary and the `lib.*.d.ts` files. */
+export function tscLibDir(server: ServerApi): string {
+  return join(installDir(server), "node_modules/@typescript/typescript-linux-x64/lib");
+}
+
+/** A pinned `tsc` binary; a missing one fails the test (never a silent skip). */
+export function tscBinary(server: ServerApi = "7.0.2"): string {
+  const binary = join(tscLibDir(server), "tsc");
   assert.ok(
     existsSync(binary),
-    `the pinned TypeScript 7 API server is missing at ${binary}: run \`npm ci --prefix interop/tsc-api --no-audit --no-fund\``,
+    `the pinned TypeScript ${server} API server is missing at ${binary}: run \`npm ci --prefix ${relative(REPO_ROOT, installDir(server))} --no-audit --no-fund\``,
   );
   return binary;
 }
@@ -133,10 +142,11 @@ export interface Walk {
   readonly digest: string;
 }
 
-/** Runs `interop/tsc-api/walk.mjs` (the official JS client on the same binary) over `files`. */
-export async function officialWalk(cwd: string, project: string, files: readonly string[]): Promise<Walk[]> {
-  tscBinary();
-  const output = await runBounded(process.execPath, [join(INTEROP_DIR, "walk.mjs"), "--cwd", cwd, "--project", project, ...files], 120_000);
+/** Runs `interop/tsc-api/walk.mjs` (the official JS client of `server`'s package, on the same binary) over `files`. */
+export async function officialWalk(server: ServerApi, cwd: string, project: string, files: readonly string[]): Promise<Walk[]> {
+  tscBinary(server);
+  const walk = [join(INTEROP_DIR, "walk.mjs"), "--install", installDir(server), "--cwd", cwd, "--project", project, ...files];
+  const output = await runBounded(process.execPath, walk, 120_000);
   const walks = output
     .trim()
     .split("\n")
