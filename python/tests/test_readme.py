@@ -47,7 +47,7 @@ def agent_module(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
 
 
 def test_the_readme_has_its_examples() -> None:
-    assert len(BLOCKS) == 5 and len(REFERENCE) == 2
+    assert len(BLOCKS) == 6 and len(REFERENCE) == 2
     assert BLOCKS[0] == MARKED["agent.py"] and BLOCKS[1] == MARKED["client.py"]
     assert MARKED["output"] == "You said: Hello, agent\n"
 
@@ -96,7 +96,7 @@ async def test_the_in_process_test_example_can_fail(monkeypatch: pytest.MonkeyPa
 
 
 def test_the_on_error_example_builds_options_that_report(capsys: pytest.CaptureFixture[str]) -> None:
-    options = run_block(BLOCKS[4])["options"]
+    options = run_block(BLOCKS[5])["options"]
     assert options.on_error is not None
     options.on_error(HandlerFailure("session/prompt", 7, ValueError("boom")))
     assert capsys.readouterr().out == "session/prompt 7 boom\n"
@@ -188,3 +188,15 @@ async def test_the_terminal_example_runs_a_command_from_the_agent_on_the_client(
             for task in tasks:
                 task.cancel()
             await asyncio.wait(tasks)
+
+
+async def test_the_network_example_serves_and_asks_over_both_transports(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.acp.remote_peers import serving
+
+    agent_module(monkeypatch)
+    example = run_block(BLOCKS[4])
+    async with serving(example["app"]) as url:
+        await example["ask"](url)
+    assert capsys.readouterr().out == "You said: hi\n"
