@@ -240,3 +240,23 @@ def test_write_request_frames_a_body() -> None:
     sink = Sink()
     write_request(sink, "POST", Endpoint.parse("http://h:81/acp"), [("A", "b")], b"{}")  # type: ignore[arg-type]
     assert sink.data == b"POST /acp HTTP/1.1\r\nHost: h:81\r\nA: b\r\nContent-Length: 2\r\n\r\n{}"
+
+
+async def test_a_websocket_peer_that_never_reads_is_ended_after_the_stall_timeout() -> None:
+    stalling = ServerLimits(stall_timeout=0.5, max_queued_bytes=64 * 1024)
+    app = agent_app(lambda: EchoAgent(0.0), limits=stalling)
+    async with serving(app) as url:
+        socket, _ = await handshake(Endpoint.parse(url), [], CookieJar(), 1 << 20)
+        try:
+            socket.send_text(INITIALIZE)
+            socket.send_text(NEW_SESSION)
+            assert decode_frame(await asyncio.wait_for(socket.receive(), 5))["id"] == 0
+            session = decode_frame(await asyncio.wait_for(socket.receive(), 5))["result"]["sessionId"]
+            # A turn of 20,000 updates of 200 bytes, and this side reads none of them.
+            socket.send_text(prompt(2, session, " ".join(["word" * 50] * 20_000)))
+            await socket.drain()
+            (served_connection,) = app.connections.values()
+            await asyncio.wait_for(served_connection.task, 10)  # ended by the stall, nothing else
+            assert app.connections == {}
+        finally:
+            socket._writer.close()
