@@ -71,8 +71,9 @@ pub struct HttpOptions {
     /// without a new one (a fresh connection has the header timeout instead). Applies
     /// under [`crate::server::A2aServer::serve`].
     pub idle_timeout: Duration,
-    /// The most connections served at once; one more is answered 503 and closed.
-    /// Applies under [`crate::server::A2aServer::serve`].
+    /// The most connections served at once on each listener; one more is answered 503
+    /// and closed (on gRPC, closed). Applies under [`crate::server::A2aServer::serve`],
+    /// lowered to what the open-files limit allows ([`crate::server::A2aServer::max_connections`]).
     pub max_connections: usize,
     /// How long a shutdown waits for requests in progress before it closes their
     /// connections. Applies under [`crate::server::A2aServer::serve`].
