@@ -1,0 +1,331 @@
+"""The server operations that run the executor (SendMessage, SendStreamingMessage,
+CancelTask), push config storage, and the dispatch of every operation.
+
+A send, step by step: the task the message goes to (an existing live one in the same
+context, or new ids); the follow-up message recorded on an existing task; the executor's
+turn started as an asyncio task; then the answer from its first update: a direct
+message, the task (at once with `returnImmediately`, else when the turn ends), or the
+stream of the task's events until the turn ends. One turn runs per task at a time: a
+message to a task whose turn is still running is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from agentproto.a2a.errors import A2aError, ErrorKind
+from agentproto.a2a.executor import RequestContext, TaskUpdater
+from agentproto.a2a.generated.v1 import (
+    CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetTaskPushNotificationConfigRequest,
+    ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse,
+    Message,
+    Operation,
+    SendMessageRequest,
+    SendMessageResponse,
+    StreamResponse,
+    Task,
+    TaskPushNotificationConfig,
+    TaskState,
+    TaskStatus,
+)
+from agentproto.a2a.server.core import CallContext, CoreBase, EventStream, StreamEvent, invalid, new_id
+from agentproto.a2a.store import PushConfigRecord, StoreError, TaskKey, TaskRecord
+from agentproto.a2a.tasks import (
+    HistoryChange,
+    StatusChange,
+    change_error,
+    follow,
+    is_active,
+    is_terminal,
+    now_timestamp,
+    store_error,
+    viewed,
+)
+
+__all__ = ["Core"]
+
+
+@dataclass(slots=True)
+class _Running:
+    context: RequestContext
+    updater: TaskUpdater
+    turn: asyncio.Task[None]
+
+
+class Core(CoreBase):
+    """The whole binding-neutral server (see the module documentation)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.running: dict[TaskKey, _Running] = {}
+
+    async def handle(self, cx: CallContext, operation: Operation, request: Any) -> Any:
+        """Runs one operation: its typed result, or an `EventStream` for a stream.
+
+        Raises:
+            A2aError: the call's error answer.
+        """
+        for interceptor in self.options.interceptors:
+            verdict = interceptor(cx, operation, request)
+            if inspect.isawaitable(verdict):
+                await verdict
+        if operation is Operation.SEND_MESSAGE:
+            return await self.send(cx, request, streaming=False)
+        if operation is Operation.SEND_STREAMING_MESSAGE:
+            self.require_streaming()
+            return await self.send(cx, request, streaming=True)
+        if operation is Operation.GET_TASK:
+            return await self.get_task(cx, request)
+        if operation is Operation.LIST_TASKS:
+            return await self.list_tasks(cx, request)
+        if operation is Operation.CANCEL_TASK:
+            return await self.cancel_task(cx, request)
+        if operation is Operation.SUBSCRIBE_TO_TASK:
+            self.require_streaming()
+            return await self.subscribe(cx, request)
+        if operation is Operation.CREATE_TASK_PUSH_NOTIFICATION_CONFIG:
+            return await self.create_push(cx, request)
+        if operation is Operation.GET_TASK_PUSH_NOTIFICATION_CONFIG:
+            return await self.get_push(cx, request)
+        if operation is Operation.LIST_TASK_PUSH_NOTIFICATION_CONFIGS:
+            return await self.list_push(cx, request)
+        if operation is Operation.DELETE_TASK_PUSH_NOTIFICATION_CONFIG:
+            return await self.delete_push(cx, request)
+        return await self.extended_card(cx)
+
+    # --- sending -------------------------------------------------------------------
+
+    def _check_message(self, r: SendMessageRequest) -> None:
+        limit = self.options.max_metadata_bytes
+        for raw in (r.metadata, r.message.metadata):
+            if raw is not msgspec.UNSET and len(raw) > limit:
+                error = A2aError(ErrorKind.INVALID_PARAMS, f"metadata is larger than the limit of {limit} bytes")
+                raise error.with_metadata("path", "$.params.metadata")
+
+    async def _target(self, cx: CallContext, message: Message) -> tuple[TaskKey, str, TaskRecord | None]:
+        if not message.task_id:
+            task_id = new_id()
+            return TaskKey(cx.tenant, task_id), message.context_id or new_id(), None
+        key = TaskKey(cx.tenant, message.task_id)
+        record: TaskRecord = await self._record(key)
+        task = record.task
+        if is_terminal(task.status.state):
+            error = A2aError(
+                ErrorKind.UNSUPPORTED_OPERATION, f"task {task.id} is in a terminal state ({task.status.state.value})"
+            )
+            raise error.with_metadata("taskId", task.id)
+        if message.context_id and message.context_id != task.context_id:
+            error = A2aError(
+                ErrorKind.INVALID_PARAMS,
+                f"contextId {message.context_id!r} does not match task {task.id}'s context {task.context_id!r}",
+            )
+            raise error.with_metadata("path", "$.params.message.contextId")
+        if is_active(task.status.state) and key in self.running:
+            error = A2aError(ErrorKind.UNSUPPORTED_OPERATION, f"a turn is still running on task {task.id}")
+            raise error.with_metadata("taskId", task.id)
+        return key, task.context_id, record
+
+    async def send(self, cx: CallContext, r: SendMessageRequest, *, streaming: bool) -> Any:
+        self._check_message(r)
+        key, context_id, existing = await self._target(cx, r.message)
+        message = msgspec.structs.replace(r.message, task_id=key.id, context_id=context_id)
+        config = r.configuration
+        history = None
+        return_immediately = False
+        push = None
+        if config is not msgspec.UNSET:
+            history = None if config.history_length is msgspec.UNSET else config.history_length
+            if history is not None and history < 0:
+                raise invalid("$.params.configuration.historyLength", "a non-negative integer")
+            return_immediately = config.return_immediately
+            if config.task_push_notification_config is not msgspec.UNSET:
+                self.require_push()
+                push = _push_record(key, config.task_push_notification_config)
+        before: Task | None = None
+        if existing is None:
+            status = TaskStatus(state=TaskState.SUBMITTED, timestamp=now_timestamp())
+            create = Task(id=key.id, context_id=context_id, status=status, history=[message])
+            updater = TaskUpdater(self.tasks, key, context_id, create=create, known=None, push=push)
+        else:
+            try:
+                if push is not None:
+                    await self.store.put_push_config(push)
+                existing, _ = await self.tasks.apply(key, [HistoryChange(message)], existing)
+            except StoreError as e:
+                raise change_error(e, key.id) from None
+            before = existing.task
+            updater = TaskUpdater(self.tasks, key, context_id, create=None, known=existing)
+        context = RequestContext(
+            message=message,
+            task_id=key.id,
+            context_id=context_id,
+            task=None if existing is None else existing.task,
+            tenant=cx.tenant,
+            principal=cx.principal,
+            metadata=r.metadata,
+        )
+        turn = asyncio.get_running_loop().create_task(self._run_turn(context, updater))
+        self.running[key] = _Running(context, updater, turn)
+        # Shielded: a caller that goes away must not cancel what the turn resolves.
+        first = await asyncio.shield(updater.first)  # the error of a turn that failed before it began
+        if isinstance(first, Message):
+            if streaming:
+                return _one(StreamEvent(None, StreamResponse(message=first)))
+            return SendMessageResponse(message=first)
+        if streaming:
+            return self._turn_stream(key, first, before, history)
+        if not return_immediately:
+            ended = await asyncio.shield(updater.turn_end)
+            if ended is not None:
+                return SendMessageResponse(task=viewed(ended, history))
+        record = await self._record(key)
+        return SendMessageResponse(task=viewed(record.task, history))
+
+    async def _turn_stream(self, key: TaskKey, first_seq: int, before: Task | None, history: int | None) -> EventStream:
+        if before is not None:
+            # A follow-up starts with the task as the message left it, ahead of the turn's events.
+            yield StreamEvent(None, StreamResponse(task=viewed(before, history)))
+        try:
+            async for record in follow(self.store, self.hub, key, first_seq - 1, until_turn_ends=True):
+                event = record.event
+                if history is not None and event.task is not msgspec.UNSET:
+                    event = StreamResponse(task=viewed(event.task, history))
+                yield StreamEvent(record.seq, event)
+        except StoreError as e:
+            raise store_error(e, key.id) from None
+
+    async def _run_turn(self, context: RequestContext, updater: TaskUpdater) -> None:
+        error: A2aError | None = None
+        try:
+            await self.executor.execute(context, updater)
+        except asyncio.CancelledError:
+            if not context.cancelled.is_set():
+                raise
+        except A2aError as e:
+            error = e
+        except Exception as e:  # noqa: BLE001 - the executor's failure fails its task, never the server
+            error = A2aError(ErrorKind.INTERNAL, f"agent failed: {type(e).__name__}: {e}")
+            print(f"agentproto a2a: executor failed on task {context.task_id}: {e!r}", file=sys.stderr)
+        finally:
+            running = self.running.get(updater.key)
+            if running is not None and running.updater is updater:
+                del self.running[updater.key]
+        if error is not None and updater.started:
+            try:
+                await updater.fail(updater.message(f"agent failed: {error.message}"))
+            except A2aError:
+                pass  # the task ended meanwhile (canceled)
+        updater.end(error)
+
+    # --- canceling -----------------------------------------------------------------
+
+    async def cancel_task(self, cx: CallContext, r: CancelTaskRequest) -> Task:
+        key = TaskKey(cx.tenant, r.id)
+        record = await self._record(key)
+        if is_terminal(record.task.status.state):
+            raise _not_cancelable(r.id, f"task {r.id} is already {record.task.status.state.value}")
+        running = self.running.get(key)
+        try:
+            if running is not None:
+                running.context.cancelled.set()
+                cancel = getattr(self.executor, "cancel", None)
+                if cancel is not None:
+                    await cancel(running.context, running.updater)
+                else:
+                    await running.updater.cancel()
+                    running.turn.cancel()
+            else:
+                await self.tasks.apply(key, [StatusChange(TaskStatus(state=TaskState.CANCELED))])
+        except A2aError as e:
+            if e.kind is ErrorKind.UNSUPPORTED_OPERATION:
+                raise _not_cancelable(r.id, f"task {r.id} finished before it could be canceled") from None
+            raise
+        except StoreError as e:
+            error = change_error(e, r.id)
+            if error.kind is ErrorKind.UNSUPPORTED_OPERATION:
+                raise _not_cancelable(r.id, f"task {r.id} finished before it could be canceled") from None
+            raise error from None
+        task: Task = (await self._record(key)).task
+        return task
+
+    async def shutdown(self) -> None:
+        """Cancels the running turns and ends every stream."""
+        turns = []
+        for running in list(self.running.values()):
+            running.context.cancelled.set()
+            running.turn.cancel()
+            turns.append(running.turn)
+        self.hub.close()
+        if turns:
+            await asyncio.wait(turns, timeout=5)
+
+    # --- push configs (stored; delivery is not part of this server yet) ------------
+
+    async def create_push(self, cx: CallContext, r: TaskPushNotificationConfig) -> TaskPushNotificationConfig:
+        self.require_push()
+        key = TaskKey(cx.tenant, r.task_id)
+        await self._record(key)
+        record = _push_record(key, r)
+        try:
+            await self.store.put_push_config(record)
+        except StoreError as e:
+            raise store_error(e, key.id) from None
+        return record.config
+
+    async def get_push(self, cx: CallContext, r: GetTaskPushNotificationConfigRequest) -> TaskPushNotificationConfig:
+        self.require_push()
+        key = TaskKey(cx.tenant, r.task_id)
+        await self._record(key)
+        found = await self.store.get_push_config(key, r.id)
+        if found is None:
+            error = A2aError(ErrorKind.TASK_NOT_FOUND, f"task {r.task_id} has no push config {r.id!r}")
+            raise error.with_metadata("taskId", r.task_id)
+        return found.config
+
+    async def list_push(
+        self, cx: CallContext, r: ListTaskPushNotificationConfigsRequest
+    ) -> ListTaskPushNotificationConfigsResponse:
+        self.require_push()
+        if not 0 <= r.page_size <= 100:
+            raise invalid("$.params.pageSize", "an integer from 0 to 100")
+        key = TaskKey(cx.tenant, r.task_id)
+        await self._record(key)
+        limit = r.page_size or 100
+        found = await self.store.list_push_configs(key, r.page_token or None, limit + 1)
+        more = len(found) > limit
+        found = found[:limit]
+        return ListTaskPushNotificationConfigsResponse(
+            configs=[f.config for f in found], next_page_token=found[-1].id if more else ""
+        )
+
+    async def delete_push(self, cx: CallContext, r: DeleteTaskPushNotificationConfigRequest) -> Any:
+        self.require_push()
+        key = TaskKey(cx.tenant, r.task_id)
+        await self._record(key)
+        await self.store.delete_push_config(key, r.id)
+        return await self.empty()
+
+
+def _push_record(key: TaskKey, config: TaskPushNotificationConfig) -> PushConfigRecord:
+    url = config.url
+    if not url.startswith(("https://", "http://")):
+        raise invalid("$.params.url", "an http or https URL")
+    stored = msgspec.structs.replace(config, id=config.id or new_id(), task_id=key.id, tenant=key.tenant)
+    return PushConfigRecord(key, stored)
+
+
+def _not_cancelable(task_id: str, message: str) -> A2aError:
+    return A2aError(ErrorKind.TASK_NOT_CANCELABLE, message).with_metadata("taskId", task_id)
+
+
+async def _one(event: StreamEvent) -> EventStream:
+    yield event

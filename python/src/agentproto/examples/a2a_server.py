@@ -1,0 +1,82 @@
+"""Serves the demo A2A agent (`agentproto.a2a.demo`), the same agent and card as
+`agentproto serve`: JSON-RPC at `/`, HTTP+JSON at `/a2a/rest`, the card at
+`/.well-known/agent-card.json`.
+
+    python -m agentproto.examples.a2a_server --addr 127.0.0.1:8080 --memory
+
+Needs the `agentproto[a2a-server]` extra (uvicorn). Port 0 picks a free port; once it
+accepts connections it prints `agentproto a2a_server: listening on http://HOST:PORT …`
+on stdout. `--db FILE` (the durable SQLite store) is not available yet: it is refused.
+Ctrl-C or SIGTERM stops it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import socket
+import sys
+
+from agentproto.a2a.demo import DemoAgent, card
+from agentproto.a2a.server import ServerOptions, create_app
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m agentproto.examples.a2a_server", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--addr", default="127.0.0.1:8080", help="HOST:PORT to listen on (port 0: a free one)")
+    parser.add_argument("--memory", action="store_true", help="keep everything in memory (the only store so far)")
+    parser.add_argument("--db", help="SQLite file (not available yet)")
+    parser.add_argument("--public-url", help="the URL the card advertises (default: http:// and the address)")
+    parser.add_argument("--rest-prefix", default="/a2a/rest", help='where HTTP+JSON lives ("" for the root)')
+    parser.add_argument("--lenient-version", action="store_true", help="take a request without A2A-Version as 1.0")
+    parser.add_argument("--delay", type=float, default=2.0, help="seconds the delayed TCK scenarios wait")
+    return parser.parse_args(argv)
+
+
+async def serve(args: argparse.Namespace) -> None:
+    import uvicorn
+
+    host, _, port = args.addr.rpartition(":")
+    listener = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind((host.strip("[]"), int(port)))
+    listener.listen(1024)
+    bound = listener.getsockname()
+    where = f"[{bound[0]}]:{bound[1]}" if listener.family == socket.AF_INET6 else f"{bound[0]}:{bound[1]}"
+    base = (args.public_url or f"http://{where}").rstrip("/")
+    options = ServerOptions(rest_prefix=args.rest_prefix, lenient_version=args.lenient_version)
+    app = create_app(DemoAgent(args.delay), card(base, args.rest_prefix), options=options)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
+    server = uvicorn.Server(config)
+    started = asyncio.create_task(server.serve(sockets=[listener]))
+    while not server.started and not started.done():
+        await asyncio.sleep(0.01)
+    if server.started:
+        print(
+            f"agentproto a2a_server: listening on http://{where} (card {base}/.well-known/agent-card.json, store memory)"
+        )
+        sys.stdout.flush()
+    await started
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(argv)
+    if args.db is not None:
+        print("a2a_server: --db (the SQLite store) is not available yet; use --memory", file=sys.stderr)
+        return 2
+    try:
+        import uvicorn  # noqa: F401
+    except ImportError:
+        print("a2a_server: needs an ASGI server: pip install 'agentproto[a2a-server]'", file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(serve(args))
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
