@@ -1,0 +1,205 @@
+/**
+ * The agent's side: an `AgentExecutor` turns one incoming message into task updates
+ * through a `TaskUpdater`.
+ *
+ * The first thing the executor does decides the answer: `reply(message)` answers with a
+ * direct message and no task is stored; any other update creates the task (SUBMITTED,
+ * the caller's message in its history) and then applies itself, in the same commit.
+ * Every update is committed before its promise resolves, in the order the updates were
+ * made (one updater's commits never overlap). A cancel aborts `context.signal`; the
+ * server then moves the task to CANCELED unless the executor's `cancel` does otherwise.
+ */
+
+import { A2aError } from "../errors.js";
+import type { Artifact, Message, Part, RawJson, Task, TaskState } from "../../generated/a2a/v1.js";
+import { endsTurn, type TaskKey } from "./store.js";
+import { type Change, type Known, type Tasks } from "./tasks.js";
+
+/** What the executor is asked to do. */
+export interface RequestContext {
+  /** The caller's message (with its task and context ids filled in). */
+  readonly message: Message;
+  /** The task the message continues, as it was before the message; `undefined` for a new one. */
+  readonly task: Task | undefined;
+  readonly taskId: string;
+  readonly contextId: string;
+  /** The tenant of the call (`""`: the default one). */
+  readonly tenant: string;
+  /** The authenticated caller, if any. */
+  readonly principal: Principal | null;
+  /** `SendMessageRequest.metadata`. */
+  readonly metadata: RawJson | undefined;
+  /** Aborts when the task is canceled or the server shuts down. */
+  readonly signal: AbortSignal;
+  /** The text parts of the message, joined. */
+  text(): string;
+}
+
+/** An authenticated caller, as the server's auth hook found it. */
+export interface Principal {
+  /** Who the caller is. */
+  readonly subject: string;
+  /** The tenant the caller is bound to, if its credential maps to one. */
+  readonly tenant?: string;
+}
+
+/** Agent logic: `execute` runs once per incoming message. A rejected promise fails the
+ * task (or answers the error when nothing was sent yet); a resolved one with the task
+ * still active leaves it for later messages. */
+export interface AgentExecutor {
+  execute(context: RequestContext, updater: TaskUpdater): Promise<void>;
+  /** Called by CancelTask after `context.signal` aborted; the default moves the task to
+   * CANCELED (`updater.cancel()`). */
+  cancel?(context: RequestContext, updater: TaskUpdater): Promise<void>;
+}
+
+/** What the first update of a turn was, for the request waiting on it. */
+export type First =
+  | { readonly kind: "message"; readonly message: Message }
+  | { readonly kind: "task"; readonly seq: number }
+  | { readonly kind: "failed"; readonly error: A2aError };
+
+/** A promise with its resolver. */
+export class Deferred<T> {
+  readonly promise: Promise<T>;
+  resolve!: (value: T) => void;
+  settled = false;
+  constructor() {
+    this.promise = new Promise<T>((resolve) => {
+      this.resolve = (v: T) => {
+        if (this.settled) return;
+        this.settled = true;
+        resolve(v);
+      };
+    });
+  }
+}
+
+/** Which piece of an artifact an update carries. */
+export interface ArtifactPiece {
+  /** Adds the parts to those of the artifact with the same id (default false). */
+  readonly append?: boolean;
+  /** This piece is the artifact's last (default true). */
+  readonly lastChunk?: boolean;
+}
+
+/** Updates one task. All updates of one turn are committed in order. */
+export class TaskUpdater {
+  /** Told what the first update was. */
+  readonly first = new Deferred<First>();
+  /** Given the task when an update ends the turn (a terminal or interrupted state). */
+  readonly turnEnd = new Deferred<Task>();
+  private create: Task | null;
+  private known: Known | null;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly tasks: Tasks,
+    readonly key: TaskKey,
+    readonly contextId: string,
+    start: { readonly create: Task | null; readonly known: Known | null },
+    private readonly owner: string,
+  ) {
+    this.create = start.create;
+    this.known = start.known;
+  }
+
+  get taskId(): string {
+    return this.key.id;
+  }
+
+  /** Whether the first update happened (the task exists or a reply was sent). */
+  get started(): boolean {
+    return this.first.settled;
+  }
+
+  /** A message from the agent in this task's context. */
+  agentMessage(parts: Part[]): Message {
+    return { messageId: crypto.randomUUID(), contextId: this.contextId, taskId: this.key.id, role: "ROLE_AGENT", parts };
+  }
+
+  /** A text message from the agent. */
+  textMessage(text: string): Message {
+    return this.agentMessage([{ text }]);
+  }
+
+  /** Answers with a direct message and no task. Only valid as the first update. */
+  async reply(message: Message): Promise<void> {
+    if (this.create === null || this.first.settled) throw new A2aError("InvalidAgentResponse", "a direct reply must be the first thing an executor sends");
+    this.create = null;
+    const { taskId: _dropped, ...rest } = message;
+    this.first.resolve({ kind: "message", message: { ...rest, contextId: message.contextId ?? this.contextId } });
+  }
+
+  /** Moves the task to `state`, with an optional status message. */
+  status(state: TaskState, message?: Message): Promise<void> {
+    return this.change({ kind: "status", status: message === undefined ? { state } : { state, message } });
+  }
+
+  working(message?: Message): Promise<void> {
+    return this.status("TASK_STATE_WORKING", message);
+  }
+  /** COMPLETED (terminal), usually with the answer as `message`. */
+  complete(message?: Message): Promise<void> {
+    return this.status("TASK_STATE_COMPLETED", message);
+  }
+  /** FAILED (terminal). */
+  fail(message?: Message): Promise<void> {
+    return this.status("TASK_STATE_FAILED", message);
+  }
+  /** REJECTED (terminal): the agent will not do it. */
+  reject(message?: Message): Promise<void> {
+    return this.status("TASK_STATE_REJECTED", message);
+  }
+  /** INPUT_REQUIRED: the turn ends; the next message on the task starts another. */
+  requireInput(message?: Message): Promise<void> {
+    return this.status("TASK_STATE_INPUT_REQUIRED", message);
+  }
+  /** AUTH_REQUIRED: the turn ends until the caller has authenticated. */
+  requireAuth(message?: Message): Promise<void> {
+    return this.status("TASK_STATE_AUTH_REQUIRED", message);
+  }
+  /** CANCELED (terminal). */
+  cancel(): Promise<void> {
+    return this.status("TASK_STATE_CANCELED");
+  }
+
+  /** Adds an artifact (one with the same id is replaced), or a piece of one. */
+  addArtifact(artifact: Artifact, piece: ArtifactPiece = {}): Promise<void> {
+    return this.change({ kind: "artifact", artifact, append: piece.append ?? false, lastChunk: piece.lastChunk ?? true });
+  }
+
+  /** Queues `change` behind this updater's earlier ones and commits it. */
+  private change(change: Change): Promise<void> {
+    const run = this.queue.then(() => this.commit(change));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async commit(change: Change): Promise<void> {
+    const lease = { set: { owner: this.owner, untilMs: Date.now() + 60_000 } };
+    try {
+      let result;
+      if (this.create !== null) {
+        const task = this.create;
+        this.create = null;
+        result = await this.tasks.create(this.key, task, [change], lease);
+        this.first.resolve({ kind: "task", seq: result[1][0]?.seq ?? 1 });
+      } else {
+        result = await this.tasks.apply(this.key, [change], this.known, lease);
+        if (!this.first.settled) this.first.resolve({ kind: "task", seq: result[1][0]?.seq ?? 1 });
+      }
+      this.known = result[0];
+      if (endsTurn(result[0].task.status.state)) this.turnEnd.resolve(result[0].task);
+    } catch (e) {
+      const error = e instanceof A2aError ? e : new A2aError("Internal", String(e));
+      this.first.resolve({ kind: "failed", error });
+      throw error;
+    }
+  }
+
+  /** Waits until every update made so far is committed. */
+  async flush(): Promise<void> {
+    await this.queue;
+  }
+}

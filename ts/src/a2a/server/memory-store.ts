@@ -1,0 +1,172 @@
+/**
+ * The bounded in-memory store: the `TaskStore` contract in a process's memory. Bounded
+ * twice: at most `maxTasks` tasks (the oldest terminal ones are evicted first; when every
+ * task is live, a new one is refused), and at most `maxEventsPerTask` events per log
+ * (the oldest go; a reader that wanted them sees a gap).
+ */
+
+import { isTerminal, keyText, StoreError, statusMs, type Commit, type Committed, type EventPage, type EventRecord, type ListPage, type ListQuery, type PushConfigRecord, type TaskKey, type TaskRecord, type TaskStore } from "./store.js";
+
+/** Options of the memory store. */
+export interface MemoryStoreOptions {
+  /** The most tasks kept (default 10 000). */
+  readonly maxTasks?: number;
+  /** The most events kept per task (default 1 000). */
+  readonly maxEventsPerTask?: number;
+}
+
+interface Entry {
+  record: TaskRecord;
+  events: EventRecord[];
+  lastSeq: number;
+  configs: Map<string, PushConfigRecord>;
+}
+
+/** Orders list entries: status timestamp descending, then id descending. */
+function before(a: readonly [number, string], b: readonly [number, string]): boolean {
+  return a[0] > b[0] || (a[0] === b[0] && a[1] > b[1]);
+}
+
+export class MemoryStore implements TaskStore {
+  private readonly tasks = new Map<string, Entry>();
+  private readonly maxTasks: number;
+  private readonly maxEvents: number;
+
+  constructor(options: MemoryStoreOptions = {}) {
+    this.maxTasks = options.maxTasks ?? 10_000;
+    this.maxEvents = options.maxEventsPerTask ?? 1_000;
+  }
+
+  async commit(commit: Commit): Promise<Committed> {
+    const k = keyText(commit.key);
+    const entry = this.tasks.get(k);
+    if (commit.expectedVersion === null) {
+      if (entry !== undefined) throw new StoreError("exists", commit.key, `task ${JSON.stringify(commit.key.id)} already exists`);
+      this.makeRoom();
+    } else {
+      if (entry === undefined) throw new StoreError("not_found", commit.key, `task ${JSON.stringify(commit.key.id)} not found`);
+      if (entry.record.version !== commit.expectedVersion) {
+        throw new StoreError("conflict", commit.key, `task ${JSON.stringify(commit.key.id)} changed concurrently (expected version ${commit.expectedVersion}, found ${entry.record.version})`);
+      }
+    }
+    const previous = entry?.record.lease ?? null;
+    const lease = commit.lease === "keep" ? previous : commit.lease === "clear" ? null : commit.lease.set;
+    const record: TaskRecord = {
+      key: commit.key,
+      contextId: commit.task.contextId ?? "",
+      state: commit.task.status.state,
+      statusTsMs: statusMs(commit.task),
+      version: (entry?.record.version ?? 0) + 1,
+      task: commit.task,
+      lease,
+    };
+    const target: Entry = entry ?? { record, events: [], lastSeq: 0, configs: new Map() };
+    target.record = record;
+    const written: EventRecord[] = [];
+    for (const e of commit.events) {
+      target.lastSeq += 1;
+      const ev = { seq: target.lastSeq, event: e.event, last: e.last };
+      target.events.push(ev);
+      written.push(ev);
+    }
+    if (target.events.length > this.maxEvents) target.events.splice(0, target.events.length - this.maxEvents);
+    if (entry === undefined) this.tasks.set(k, target);
+    return { version: record.version, events: written };
+  }
+
+  /** Evicts the oldest terminal task when the store is full; refuses when none is. */
+  private makeRoom(): void {
+    if (this.tasks.size < this.maxTasks) return;
+    let oldest: [string, number] | null = null;
+    for (const [k, e] of this.tasks) {
+      if (!isTerminal(e.record.state)) continue;
+      if (oldest === null || e.record.statusTsMs < oldest[1]) oldest = [k, e.record.statusTsMs];
+    }
+    if (oldest === null) throw new StoreError("backend", null, `the memory store holds ${this.maxTasks} live tasks and takes no more`);
+    this.tasks.delete(oldest[0]);
+  }
+
+  async getTask(key: TaskKey): Promise<TaskRecord | null> {
+    return this.tasks.get(keyText(key))?.record ?? null;
+  }
+
+  async listTasks(tenant: string, query: ListQuery): Promise<ListPage> {
+    const matching: TaskRecord[] = [];
+    for (const e of this.tasks.values()) {
+      const r = e.record;
+      if (r.key.tenant !== tenant) continue;
+      if (query.contextId !== undefined && r.contextId !== query.contextId) continue;
+      if (query.state !== undefined && r.state !== query.state) continue;
+      if (query.statusAfterMs !== undefined && r.statusTsMs < query.statusAfterMs) continue;
+      matching.push(r);
+    }
+    matching.sort((a, b) => (before([a.statusTsMs, a.key.id], [b.statusTsMs, b.key.id]) ? -1 : 1));
+    const after = query.after;
+    const start = after === undefined ? 0 : matching.findIndex((r) => before(after, [r.statusTsMs, r.key.id]));
+    const from = start < 0 ? matching.length : start;
+    const tasks = matching.slice(from, from + query.pageSize);
+    const lastShown = tasks[tasks.length - 1];
+    const more = from + tasks.length < matching.length && lastShown !== undefined;
+    return { tasks, totalSize: matching.length, next: more ? [lastShown.statusTsMs, lastShown.key.id] : null };
+  }
+
+  async readEvents(key: TaskKey, after: number, limit: number): Promise<EventPage> {
+    const entry = this.entry(key);
+    const events = entry.events;
+    const firstHeld = events[0]?.seq ?? 0;
+    // Sequence numbers are consecutive within what is held: index by arithmetic.
+    const startIndex = Math.max(0, after + 1 - firstHeld);
+    return { events: events.slice(startIndex, startIndex + limit), firstHeld, lastWritten: entry.lastSeq };
+  }
+
+  async putPushConfig(record: PushConfigRecord): Promise<void> {
+    this.entry(record.task).configs.set(record.id, record);
+  }
+
+  async getPushConfig(task: TaskKey, id: string): Promise<PushConfigRecord | null> {
+    return this.tasks.get(keyText(task))?.configs.get(id) ?? null;
+  }
+
+  async listPushConfigs(task: TaskKey, after: string | null, limit: number): Promise<PushConfigRecord[]> {
+    const configs = [...(this.tasks.get(keyText(task))?.configs.values() ?? [])];
+    configs.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return configs.filter((c) => after === null || c.id > after).slice(0, limit);
+  }
+
+  async deletePushConfig(task: TaskKey, id: string): Promise<boolean> {
+    return this.tasks.get(keyText(task))?.configs.delete(id) ?? false;
+  }
+
+  async renewLeases(owner: string, keys: readonly TaskKey[], untilMs: number): Promise<number> {
+    let renewed = 0;
+    for (const key of keys) {
+      const e = this.tasks.get(keyText(key));
+      if (e === undefined || isTerminal(e.record.state)) continue;
+      e.record = { ...e.record, lease: { owner, untilMs } };
+      renewed++;
+    }
+    return renewed;
+  }
+
+  async releaseLease(key: TaskKey, owner: string): Promise<boolean> {
+    const e = this.tasks.get(keyText(key));
+    if (e === undefined || e.record.lease?.owner !== owner) return false;
+    e.record = { ...e.record, lease: null };
+    return true;
+  }
+
+  async expiredLeases(nowMs: number, limit: number): Promise<TaskKey[]> {
+    const expired: TaskRecord[] = [];
+    for (const e of this.tasks.values()) if (e.record.lease !== null && e.record.lease.untilMs < nowMs) expired.push(e.record);
+    expired.sort((a, b) => (a.lease?.untilMs ?? 0) - (b.lease?.untilMs ?? 0));
+    return expired.slice(0, limit).map((r) => r.key);
+  }
+
+  async close(): Promise<void> {}
+
+  private entry(key: TaskKey): Entry {
+    const e = this.tasks.get(keyText(key));
+    if (e === undefined) throw new StoreError("not_found", key, `task ${JSON.stringify(key.id)} not found`);
+    return e;
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * SendMessage and SendStreamingMessage, in named steps: the task the message goes to
+ * (`target`), the turn's start (`openTurn`, `startTurn`), and the answer: a direct
+ * message, the task when the turn ends (blocking) or at once (`returnImmediately`), or
+ * the stream of the turn's events until the one that ends it.
+ */
+
+import { A2aError } from "../errors.js";
+import type { Message, SendMessageRequest, Task } from "../../generated/a2a/v1.js";
+import { keyOf, prefixed, type A2aCore, type Answer, type CallContext } from "./core.js";
+import { TaskUpdater, type RequestContext } from "./executor.js";
+import { isTerminal, type TaskKey } from "./store.js";
+import { follow } from "./stream.js";
+import { eventEndsTurn, now, storeFailure, terminalError, taskNotFound, view, type Known } from "./tasks.js";
+
+interface Target {
+  readonly key: TaskKey;
+  readonly contextId: string;
+  /** The task before this message, when the message continues one. */
+  readonly existing: Known | null;
+}
+
+/** One send, the steps in order. */
+export async function send(core: A2aCore, cx: CallContext, req: SendMessageRequest, streaming: boolean): Promise<Answer> {
+  const config = req.configuration ?? {};
+  const target = await findTarget(core, cx, req.message);
+  const message: Message = { ...req.message, taskId: target.key.id, contextId: target.contextId };
+  const push = config.taskPushNotificationConfig === undefined ? null : await inlinePush(core, cx, config.taskPushNotificationConfig, target.key.id);
+  const [updater, before] = await openTurn(core, target, message);
+  const done = startTurn(core, cx, target, message, req, updater);
+  const first = await updater.first.promise;
+  if (first.kind === "failed") throw first.error;
+  if (push !== null && first.kind === "task") await core.tasks.store.putPushConfig({ task: target.key, id: push.id as string, config: push }).catch((e: unknown) => Promise.reject(storeFailure(e)));
+  const history = config.historyLength;
+  if (streaming) {
+    if (first.kind === "message") return { kind: "stream", open: prefixed({ kind: "event", seq: null, event: { message: first.message } }, async function* () {}) };
+    const start = before === null ? null : ({ kind: "event", seq: null, event: { task: view(before, history) } } as const);
+    return { kind: "stream", open: prefixed(start, (signal) => follow(core.tasks, target.key, first.seq - 1, signal, eventEndsTurn)) };
+  }
+  if (first.kind === "message") return { kind: "value", value: { message: first.message } };
+  const blocking = !(config.returnImmediately === true || core.options.returnImmediatelyByDefault === true);
+  if (blocking) {
+    // The executor says when the turn ends, with the task as it left it; the executor's
+    // return counts too (then the task is read back).
+    const ended = await Promise.race([updater.turnEnd.promise, done.then(() => null)]);
+    if (ended !== null) return { kind: "value", value: { task: view(ended, history) } };
+  }
+  const rec = await core.tasks.read(target.key);
+  return { kind: "value", value: { task: view(rec.task, history) } };
+}
+
+/** The existing task a message names (live, in the message's context, with no turn
+ * running: one turn per task at a time), or new task and context ids. */
+async function findTarget(core: A2aCore, cx: CallContext, message: Message): Promise<Target> {
+  if (!message.taskId) {
+    return { key: core.key(cx, crypto.randomUUID()), contextId: message.contextId ? message.contextId : crypto.randomUUID(), existing: null };
+  }
+  const key = core.key(cx, message.taskId);
+  const rec = await core.tasks.store.getTask(key).catch((e: unknown) => Promise.reject(storeFailure(e)));
+  if (rec === null) throw taskNotFound(message.taskId);
+  if (isTerminal(rec.state)) throw new A2aError("UnsupportedOperation", `task ${rec.key.id} is in a terminal state (${rec.state})`).with("taskId", rec.key.id);
+  const contextId = rec.task.contextId ?? "";
+  if (message.contextId && message.contextId !== contextId) {
+    throw new A2aError("InvalidParams", `contextId ${JSON.stringify(message.contextId)} does not match task ${rec.key.id}'s context ${JSON.stringify(contextId)}`).with("path", "$.params.message.contextId");
+  }
+  if (core.running.has(keyOf(key))) {
+    throw new A2aError("UnsupportedOperation", `task ${rec.key.id} has a turn running; send the next message when it asks for input`).with("taskId", rec.key.id);
+  }
+  return { key, contextId, existing: { task: rec.task, version: rec.version } };
+}
+
+/** The push config a send carries, checked, for this task. */
+async function inlinePush(core: A2aCore, cx: CallContext, config: NonNullable<NonNullable<SendMessageRequest["configuration"]>["taskPushNotificationConfig"]>, taskId: string) {
+  core.requirePush();
+  return core.pushConfig(cx, { ...config, taskId }, "$.params.configuration.taskPushNotificationConfig.url");
+}
+
+/** What the turn starts from: a new task, created by the executor's first update, or the
+ * follow-up message recorded on the existing one (and the task as that left it). */
+async function openTurn(core: A2aCore, target: Target, message: Message): Promise<[TaskUpdater, Task | null]> {
+  if (target.existing === null) {
+    const task: Task = { id: target.key.id, contextId: target.contextId, status: { state: "TASK_STATE_SUBMITTED", timestamp: now() }, history: [message] };
+    return [new TaskUpdater(core.tasks, target.key, target.contextId, { create: task, known: null }, core.replica), null];
+  }
+  if (isTerminal(target.existing.task.status.state)) throw terminalError(target.key.id);
+  const [known] = await core.tasks.apply(target.key, [{ kind: "history", message }], target.existing);
+  return [new TaskUpdater(core.tasks, target.key, target.contextId, { create: null, known }, core.replica), known.task];
+}
+
+/** The executor's run, registered as the task's running turn; resolves when it ends. */
+function startTurn(core: A2aCore, cx: CallContext, target: Target, message: Message, req: SendMessageRequest, updater: TaskUpdater): Promise<void> {
+  const abort = new AbortController();
+  const onShutdown = (): void => abort.abort();
+  core.shutdown.signal.addEventListener("abort", onShutdown, { once: true });
+  const context: RequestContext = {
+    message,
+    task: target.existing?.task,
+    taskId: target.key.id,
+    contextId: target.contextId,
+    tenant: cx.tenant,
+    principal: cx.principal,
+    metadata: req.metadata,
+    signal: abort.signal,
+    text: () => textOf(message),
+  };
+  const running = { abort, updater, context };
+  const k = keyOf(target.key);
+  core.running.set(k, running);
+  const run = async (): Promise<void> => {
+    try {
+      await core.executor.execute(context, updater);
+      await updater.flush();
+      if (!updater.started) updater.first.resolve({ kind: "failed", error: new A2aError("InvalidAgentResponse", "the agent finished without answering") });
+    } catch (e) {
+      const error = e instanceof A2aError ? e : new A2aError("Internal", e instanceof Error ? e.message : String(e));
+      if (!updater.started) updater.first.resolve({ kind: "failed", error });
+      else await updater.fail(updater.textMessage(`agent failed: ${error.message}`)).catch(() => undefined);
+    } finally {
+      core.shutdown.signal.removeEventListener("abort", onShutdown);
+      if (core.running.get(k) === running) core.running.delete(k);
+    }
+  };
+  return run();
+}
+
+/** The text parts of a message, joined. */
+export function textOf(message: Message): string {
+  let out = "";
+  for (const p of message.parts) if (p.text !== undefined) out += p.text;
+  return out;
+}
