@@ -2,7 +2,8 @@
  * `agentproto/a2a`: A2A 1.0 for TypeScript, generated from the pinned `a2a.proto` — the
  * message types, their ProtoJSON validators and canonical encoders, the operation and
  * error tables — and the bindings' pure request and answer decoding (JSON-RPC and
- * HTTP+JSON), on which the server and the client sit. No I/O here.
+ * HTTP+JSON), and the `fetch` client on them. No `node:` module: it runs in browsers; the
+ * server is `agentproto/a2a/server`.
  */
 
 export * from "../generated/a2a/v1.js";
@@ -34,3 +35,4 @@ export { decodeRestRequest, findRoute, matchTemplate, restErrorBody, type RestCa
 export { readJsonRpcAnswer, readRestAnswer, readRestStreamEvent, type Answer, type CallId } from "./answers.js";
 export { SseReader, type SseEvent } from "./sse.js";
 export { base64Decode, base64Encode, timestampText } from "./protojson.js";
+export { A2aCallError, A2aClient, A2aTransportError, clientFromCard, resolveCard, restRequest, type CallOptions, type ClientBinding, type ClientOptions, type StreamEvent, type StreamOptions } from "./client.js";

@@ -1,16 +1,14 @@
 /**
- * Every A2A single-message case under `vectors/a2a/v1/` (flows excepted; vectors/README.md,
- * "A2A") through the TypeScript SDK's binding layer: a request's HTTP method, target,
- * headers and body through `decodeJsonRpcRequest` / `decodeRestRequest` (the envelope or
- * route, the version check, the generated validator), an answer's status, headers and body
- * through `readJsonRpcAnswer` / `readRestAnswer` (an SSE body through `SseReader` first).
- * A decoded request or result is re-encoded with the SDK's canonical encoder and compared
- * byte for byte with the case's golden file; a refusal is compared through its wire form
- * (the JSON-RPC error response or the AIP-193 body the server would send).
- *
- * The runner rules want requests to reach a real server over TCP and answers a real
- * client: until the `node:http` server and the `fetch` client exist, this runner goes
- * through the pure binding layer they will sit on (the same functions, without sockets).
+ * Every A2A single-message case under `vectors/a2a/v1/` (flows are `flows.test.ts`;
+ * vectors/README.md, "A2A") through the TypeScript SDK's real receive paths:
+ * - a request case goes as raw HTTP bytes on a TCP socket (`node:net`) to the
+ *   `node:http` server on 127.0.0.1 (`A2aHttpServer`, memory store); an interceptor, the
+ *   server's hook once a call is decoded, records the request and refuses the call, so
+ *   nothing runs; the recorded request is re-encoded with the SDK's canonical encoder;
+ * - an answer case is what a `node:net` server answers the real `A2aClient` (its
+ *   `fetch`, the binding's envelope or SSE reader, the typed decode) with.
+ * A decoded request or result is compared byte for byte with the case's golden file; a
+ * refusal through the error the server answered.
  *
  * Known failures are listed in `vectors/baselines/a2a-typescript.json` with a reason: an
  * unlisted failure fails, and so does a listed case that passes (a stale entry).
@@ -21,23 +19,9 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { test } from "node:test";
 
-import {
-  decodeJsonRpcRequest,
-  decodeRestRequest,
-  encodeRequest,
-  encodeResult,
-  isOperation,
-  OPERATIONS,
-  readJsonRpcAnswer,
-  readRestAnswer,
-  readRestStreamEvent,
-  jsonRpcErrorBody,
-  restErrorBody,
-  SseReader,
-  type Answer,
-  type Headers,
-  type OperationName,
-} from "../../src/a2a/index.js";
+import { A2aClient, A2aError, encodeRequest, encodeResult, isOperation, OPERATIONS, type Answer, type OperationName, type Operations } from "../../src/a2a/index.js";
+import { A2aCore, A2aHttpServer, DemoAgent, demoCard } from "../../src/a2a/server/index.js";
+import { exchange, answeringServer, type Exchange } from "./wire.js";
 import { JObject, parse, type JNode } from "../../src/codec/reader.js";
 import { member, nodeOf, same, show } from "../json-compare.js";
 import { caseFiles, idOf, minify, selected, VECTORS } from "../vector-files.js";
@@ -46,9 +30,6 @@ const BASELINE_FILE = `${VECTORS}baselines/a2a-typescript.json`;
 const BASELINE: Record<string, string> = existsSync(BASELINE_FILE)
   ? (JSON.parse(readFileSync(BASELINE_FILE, "utf8")) as Record<string, string>)
   : {};
-
-/** The id the client under test sends its call with. */
-const CALL_ID = 7;
 
 interface Case {
   readonly id: string;
@@ -94,13 +75,6 @@ function load(path: string): Case {
   };
 }
 
-function headersOf(c: Case): Headers {
-  const out: Record<string, string> = {};
-  const h = member(c.http, "headers")?.value;
-  if (h instanceof JObject) for (const m of h.members) if (typeof m.value === "string") out[m.key.toLowerCase()] = m.value;
-  return out;
-}
-
 // ---------------------------------------------------------------------------
 // Observing what the SDK does with a case
 
@@ -117,74 +91,113 @@ function errorParts(details: JNode | undefined): Record<string, unknown> {
   return out;
 }
 
-function observeRequest(c: Case): [Observed, string | null] {
-  const headers = headersOf(c);
-  const target = str(c.http, "path") ?? "";
-  if (c.binding === "jsonrpc") {
-    const query = target.startsWith("?") ? target.slice(1) : "";
-    const r = decodeJsonRpcRequest({ headers, query, body: c.body ?? "" });
-    if (r.outcome === "dispatched") {
-      const encoded = encodeRequest(r.request);
-      const observed = { outcome: "dispatched", operation: r.request.operation, type: OPERATIONS[r.request.operation].params, params: parse(encoded), http_status: r.id === null ? 204 : 200 };
-      return [observed, encoded];
-    }
-    const wire = parse(jsonRpcErrorBody(r.id, r.error));
-    assert.ok(wire instanceof JObject);
-    const error = member(wire, "error")?.value;
-    assert.ok(error instanceof JObject);
-    const observed = {
-      outcome: "refused",
-      id: member(wire, "id")?.value,
-      http_status: r.notification ? 204 : r.error.jsonRpcHttpStatus,
-      error: { code: member(error, "code")?.value, ...errorParts(member(error, "data")?.value) },
-    };
-    return [observed, null];
-  }
-  const r = decodeRestRequest({ method: str(c.http, "method") ?? "GET", target, headers, body: c.body });
-  if (r.outcome === "dispatched") {
-    const encoded = encodeRequest(r.request);
-    return [{ outcome: "dispatched", operation: r.request.operation, type: OPERATIONS[r.request.operation].params, params: parse(encoded), http_status: 200 }, encoded];
-  }
-  const wire = parse(restErrorBody(r.error));
-  assert.ok(wire instanceof JObject);
-  const error = member(wire, "error")?.value;
-  assert.ok(error instanceof JObject);
-  const observed = {
-    outcome: "refused",
-    http_status: member(error, "code")?.value,
-    error: { status: member(error, "status")?.value, ...errorParts(member(error, "details")?.value) },
-  };
-  return [observed, null];
+/** Where the HTTP+JSON binding is mounted (the cases' paths are relative to it). */
+const REST_PREFIX = "/a2a/rest";
+
+/** The server every request case goes to, and what its interceptor recorded. */
+const recorded: Array<[OperationName, string]> = [];
+let server: A2aHttpServer | null = null;
+
+async function startServer(): Promise<A2aHttpServer> {
+  const s = new A2aHttpServer(
+    (url) =>
+      new A2aCore(new DemoAgent(), {
+        card: demoCard(url),
+        interceptors: [
+          (_cx, request) => {
+            recorded.push([request.operation, encodeRequest(request)]);
+            throw new A2aError("Internal", "recorded by the vector runner");
+          },
+        ],
+      }),
+  );
+  await s.listen(0, "127.0.0.1");
+  return s;
 }
 
-function observeAnswer(c: Case): [Observed, string | null] {
+function headerPairs(c: Case): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  const h = member(c.http, "headers")?.value;
+  if (h instanceof JObject) for (const m of h.members) if (typeof m.value === "string") out.push([m.key, m.value]);
+  return out;
+}
+
+async function observeRequest(c: Case): Promise<[Observed, string | null]> {
+  assert.ok(server !== null);
+  recorded.length = 0;
+  const path = str(c.http, "path") ?? "";
+  const target = c.binding === "jsonrpc" ? `/${path}` : `${REST_PREFIX}${path}`;
+  const port = Number(new URL(server.url).port);
+  const reply: Exchange = await exchange(port, str(c.http, "method") ?? "POST", target, headerPairs(c), c.body);
+  const seen = recorded.splice(0);
+  if (seen.length > 0) {
+    const [[operation, encoded]] = seen as [[OperationName, string]];
+    return [{ outcome: "dispatched", operation, type: OPERATIONS[operation].params, params: parse(encoded), http_status: reply.status }, encoded];
+  }
+  if (reply.status === 204) return [{ outcome: "refused", http_status: 204 }, null];
+  const ct = reply.headers.get("content-type") ?? "";
+  assert.ok(ct.startsWith("application/") && ct.includes("json"), `an error answer of media type ${JSON.stringify(ct)}: ${reply.body.toString("utf8")}`);
+  const wire = parse(reply.body.toString("utf8"));
+  assert.ok(wire instanceof JObject, "the error answer is an object");
+  const error = member(wire, "error")?.value;
+  assert.ok(error instanceof JObject, "the answer holds an error");
+  if (c.binding === "jsonrpc") {
+    assert.equal(member(wire, "jsonrpc")?.value, "2.0");
+    return [{ outcome: "refused", id: member(wire, "id")?.value, http_status: reply.status, error: { code: member(error, "code")?.value, ...errorParts(member(error, "data")?.value) } }, null];
+  }
+  return [{ outcome: "refused", http_status: reply.status, error: { status: member(error, "status")?.value, ...errorParts(member(error, "details")?.value) } }, null];
+}
+
+/** The fixed request the client under test sends for each operation (its decoding of
+ * the answer does not depend on it). */
+const FIXED: { readonly [K in OperationName]: Operations[K]["params"] } = {
+  SendMessage: { message: { messageId: "m-1", role: "ROLE_USER", parts: [{ text: "hi" }] } },
+  SendStreamingMessage: { message: { messageId: "m-1", role: "ROLE_USER", parts: [{ text: "hi" }] } },
+  GetTask: { id: "t-1" },
+  ListTasks: {},
+  CancelTask: { id: "t-1" },
+  SubscribeToTask: { id: "t-1" },
+  CreateTaskPushNotificationConfig: { taskId: "t-1", url: "https://example.com/push" },
+  GetTaskPushNotificationConfig: { taskId: "t-1", id: "c-1" },
+  ListTaskPushNotificationConfigs: { taskId: "t-1" },
+  GetExtendedAgentCard: {},
+  DeleteTaskPushNotificationConfig: { taskId: "t-1", id: "c-1" },
+};
+
+async function observeAnswer(c: Case): Promise<[Observed, string | null]> {
   const operation = c.operation;
   assert.ok(operation !== null, "an answer case names its operation");
   const status = Number((member(c.http, "status")?.value as { text?: string } | undefined)?.text ?? "200");
-  let body = c.body === null ? null : c.body.toString("utf8");
-  if (c.binding === "jsonrpc" && body !== null) {
-    body = body.replaceAll('"$request-id-as-string"', JSON.stringify(String(CALL_ID))).replaceAll('"$request-id"', String(CALL_ID));
+  const stream = headerPairs(c).some(([k, v]) => k.toLowerCase() === "content-type" && v === "text/event-stream");
+  const peer = await answeringServer(status, headerPairs(c), c.body, c.binding === "jsonrpc", stream);
+  try {
+    const client = new A2aClient({ url: c.binding === "jsonrpc" ? `${peer.url}/` : peer.url, binding: c.binding, retries: 0, resumes: 0, timeoutMs: 5000 });
+    let answer: Answer<unknown>;
+    if (operation === "SendStreamingMessage" || operation === "SubscribeToTask") {
+      let first: Answer<unknown> | null = null;
+      for await (const ev of client.stream(operation, FIXED[operation] as never, { resumes: 0 })) {
+        if (ev.answer === null) continue;
+        first = ev.answer;
+        break;
+      }
+      assert.ok(first !== null, "the stream yields an event");
+      answer = first;
+    } else {
+      answer = await client.call(operation, FIXED[operation] as never);
+    }
+    if (answer.outcome === "decoded") {
+      const encoded = encodeResult(operation, answer.value as never);
+      return [{ outcome: "decoded", type: OPERATIONS[operation].result, result: parse(encoded) }, encoded];
+    }
+    if (answer.outcome === "call_failed") {
+      const decode = answer.error.decode;
+      return [{ outcome: "call_failed", path: decode?.path, kind: decode?.kind }, null];
+    }
+    const e = answer.error;
+    return [{ outcome: "error_reply", http_status: e.httpStatus, error: { code: e.code, status: e.status, reason: e.reason } }, null];
+  } finally {
+    await peer.close();
   }
-  const stream = headersOf(c)["content-type"] === "text/event-stream";
-  let answer: Answer<unknown>;
-  if (stream) {
-    const events = new SseReader().push(`data: ${body ?? ""}\n\n`);
-    const first = events[0];
-    assert.ok(first !== undefined, "the stream yields an event");
-    answer = c.binding === "jsonrpc" ? readJsonRpcAnswer(operation, first.data, CALL_ID) : readRestStreamEvent(operation, first.event, first.data, status);
-  } else {
-    answer = c.binding === "jsonrpc" ? readJsonRpcAnswer(operation, body ?? "", CALL_ID) : readRestAnswer(operation, status, body);
-  }
-  if (answer.outcome === "decoded") {
-    const encoded = encodeResult(operation, answer.value as never);
-    return [{ outcome: "decoded", type: OPERATIONS[operation].result, result: parse(encoded) }, encoded];
-  }
-  if (answer.outcome === "call_failed") {
-    const decode = answer.error.decode;
-    return [{ outcome: "call_failed", path: decode?.path, kind: decode?.kind }, null];
-  }
-  const e = answer.error;
-  return [{ outcome: "error_reply", http_status: e.httpStatus, error: { code: e.code, status: e.status, reason: e.reason } }, null];
 }
 
 // ---------------------------------------------------------------------------
@@ -218,8 +231,8 @@ function compareBytes(golden: Buffer, actual: Buffer): void {
   });
 }
 
-function run(c: Case): void {
-  const [observed, encoded] = c.direction === "client_to_server" ? observeRequest(c) : observeAnswer(c);
+async function run(c: Case): Promise<void> {
+  const [observed, encoded] = c.direction === "client_to_server" ? await observeRequest(c) : await observeAnswer(c);
   compare(c.expect, observed);
   if (encoded !== null) {
     assert.ok(c.canonical !== null, "the message decodes but the case has no golden file (<case>.canonical)");
@@ -233,18 +246,26 @@ function run(c: Case): void {
 const CASES = caseFiles("a2a").map(load);
 let passed = 0;
 
+test.before(async () => {
+  server = await startServer();
+});
+
+test.after(async () => {
+  await server?.close();
+});
+
 for (const c of CASES) {
   if (!selected(c.id)) continue;
-  test(c.id, () => {
+  test(c.id, async () => {
     const reason = BASELINE[c.id];
     if (reason === undefined) {
-      run(c);
+      await run(c);
       passed++;
       return;
     }
     let failed = false;
     try {
-      run(c);
+      await run(c);
     } catch (err) {
       if (!(err instanceof assert.AssertionError)) throw err;
       failed = true; // a known failure, listed with its reason
