@@ -8,7 +8,7 @@ import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 import uvicorn
 
@@ -38,7 +38,9 @@ class ServerThread:
         self.base = f"http://127.0.0.1:{self.port}"
         self._ready = threading.Event()
         self.app = make(self.base)
-        config = uvicorn.Config(self.app, log_level="warning", lifespan="on", access_log=False, timeout_graceful_shutdown=2)
+        config = uvicorn.Config(
+            self.app, log_level="warning", lifespan="on", access_log=False, timeout_graceful_shutdown=2
+        )
         self._server = _Server(config, self._ready)
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -55,7 +57,7 @@ class ServerThread:
         self.listener.close()
         assert not self._thread.is_alive(), "the server thread did not end within the bound"
 
-    def __enter__(self) -> ServerThread:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
