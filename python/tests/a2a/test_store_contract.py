@@ -1,0 +1,206 @@
+"""The store contract (`agentproto.a2a.store.Store`), run against every store: add a
+factory to `STORES` and the whole suite runs on it (part 3: SQLite, PostgreSQL)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
+
+import pytest
+
+from agentproto.a2a.generated.v1 import (
+    StreamResponse,
+    Task,
+    TaskPushNotificationConfig,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+)
+from agentproto.a2a.memory_store import MemoryStore
+from agentproto.a2a.store import (
+    Commit,
+    Conflict,
+    ListQuery,
+    PushConfigRecord,
+    Store,
+    StoreFull,
+    TaskExists,
+    TaskKey,
+    TaskNotFound,
+    TurnLease,
+)
+
+StoreFactory = Callable[[], Awaitable[Store]]
+
+
+async def memory() -> Store:
+    return MemoryStore()
+
+
+STORES: dict[str, StoreFactory] = {"memory": memory}
+
+
+def run(body: Callable[[Store], Coroutine[Any, Any, None]]) -> Callable[[str], None]:
+    """A test body run once per store, on a fresh store, bounded."""
+
+    def test(store_name: str) -> None:
+        async def main() -> None:
+            store = await STORES[store_name]()
+            try:
+                async with asyncio.timeout(10):
+                    await body(store)
+            finally:
+                await store.close()
+
+        asyncio.run(main())
+
+    return test
+
+
+@pytest.fixture(params=sorted(STORES))
+def store_name(request: pytest.FixtureRequest) -> str:
+    name: str = request.param
+    return name
+
+
+def task(id: str, state: TaskState = TaskState.WORKING, ts: str = "2026-01-01T00:00:00.000Z", ctx: str = "c") -> Task:
+    return Task(id=id, context_id=ctx, status=TaskStatus(state=state, timestamp=ts))
+
+
+def event(state: TaskState) -> StreamResponse:
+    return StreamResponse(
+        status_update=TaskStatusUpdateEvent(task_id="t", context_id="c", status=TaskStatus(state=state))
+    )
+
+
+K = TaskKey("", "t")
+
+
+async def create(store: Store, key: TaskKey = K, value: Task | None = None) -> int:
+    value = value or task(key.id)
+    committed = await store.commit(Commit(key, value, None, [(StreamResponse(task=value), False)]))
+    return committed.version
+
+
+async def _versions_and_conflicts(store: Store) -> None:
+    assert await create(store) == 1
+    with pytest.raises(TaskExists):
+        await create(store)
+    done = await store.commit(Commit(K, task("t"), 1, [(event(TaskState.WORKING), False)]))
+    assert done.version == 2 and [e.seq for e in done.events] == [2]
+    with pytest.raises(Conflict):
+        await store.commit(Commit(K, task("t"), 1, []))
+    with pytest.raises(TaskNotFound):
+        await store.commit(Commit(TaskKey("", "nope"), task("nope"), 1, []))
+    record = await store.get_task(K)
+    assert record is not None and record.version == 2 and record.last_seq == 2
+
+
+test_versions_and_conflicts = run(_versions_and_conflicts)
+
+
+async def _event_log(store: Store) -> None:
+    await create(store)
+    events = [(event(TaskState.WORKING), False), (event(TaskState.COMPLETED), True)]
+    await store.commit(Commit(K, task("t", TaskState.COMPLETED), 1, events))
+    page = await store.read_events(K, 0, 10)
+    assert [e.seq for e in page.events] == [1, 2, 3] and page.events[-1].last
+    assert page.first_held == 1 and page.last_written == 3
+    assert [e.seq for e in (await store.read_events(K, 1, 1)).events] == [2]
+    assert (await store.read_events(K, 3, 10)).events == []
+    with pytest.raises(TaskNotFound):
+        await store.read_events(TaskKey("", "nope"), 0, 10)
+
+
+test_event_log = run(_event_log)
+
+
+async def _tenants_are_apart(store: Store) -> None:
+    await create(store, TaskKey("a", "t"))
+    assert await store.get_task(TaskKey("b", "t")) is None
+    assert (await store.list_tasks("b", ListQuery())).total_size == 0
+    assert (await store.list_tasks("a", ListQuery())).total_size == 1
+
+
+test_tenants_are_apart = run(_tenants_are_apart)
+
+
+async def _list_pages_newest_first(store: Store) -> None:
+    for i in range(5):
+        await create(
+            store, TaskKey("", f"t{i}"), task(f"t{i}", ts=f"2026-01-01T00:00:0{i}.000Z", ctx="x" if i else "y")
+        )
+    seen: list[str] = []
+    after = None
+    while True:
+        page = await store.list_tasks("", ListQuery(context_id="x", page_size=2, after=after))
+        assert page.total_size == 4
+        seen += [r.key.id for r in page.tasks]
+        if page.next is None:
+            break
+        after = page.next
+    assert seen == ["t4", "t3", "t2", "t1"]
+    only = await store.list_tasks("", ListQuery(state=TaskState.COMPLETED))
+    assert only.total_size == 0
+    recent = await store.list_tasks("", ListQuery(status_after_ms=1767225603000))
+    assert [r.key.id for r in recent.tasks] == ["t4", "t3"]
+
+
+test_list_pages_newest_first = run(_list_pages_newest_first)
+
+
+async def _push_configs(store: Store) -> None:
+    config = TaskPushNotificationConfig(id="b", task_id="t", url="https://example.com/h")
+    with pytest.raises(TaskNotFound):
+        await store.put_push_config(PushConfigRecord(K, config))
+    await create(store)
+    for config_id in ("b", "a", "c"):
+        await store.put_push_config(PushConfigRecord(K, TaskPushNotificationConfig(id=config_id, task_id="t", url="u")))
+    assert [r.id for r in await store.list_push_configs(K, None, 10)] == ["a", "b", "c"]
+    assert [r.id for r in await store.list_push_configs(K, "a", 1)] == ["b"]
+    found = await store.get_push_config(K, "b")
+    assert found is not None and found.config.url == "u"
+    assert await store.delete_push_config(K, "b")
+    assert not await store.delete_push_config(K, "b")
+    assert await store.get_push_config(K, "b") is None
+
+
+test_push_configs = run(_push_configs)
+
+
+async def _leases(store: Store) -> None:
+    await store.commit(Commit(K, task("t"), None, [], "set", TurnLease("me", 1000)))
+    record = await store.get_task(K)
+    assert record is not None and record.lease == TurnLease("me", 1000)
+    assert await store.expired_leases(2000, 10) == [K]
+    assert await store.renew_leases("me", [K, TaskKey("", "nope")], 5000) == 1
+    assert await store.expired_leases(2000, 10) == []
+    assert not await store.release_lease(K, "someone else")
+    assert await store.release_lease(K, "me")
+    record = await store.get_task(K)
+    assert record is not None and record.lease is None
+    await store.commit(Commit(K, task("t"), 1, [], "set", TurnLease("me", 1)))
+    await store.commit(Commit(K, task("t", TaskState.COMPLETED), 2, [], "clear"))
+    assert await store.expired_leases(2000, 10) == []
+    assert await store.renew_leases("me", [K], 5000) == 0
+
+
+test_leases = run(_leases)
+
+
+def test_the_memory_store_evicts_terminal_tasks_first_and_refuses_when_all_are_live() -> None:
+    async def main() -> None:
+        store = MemoryStore(max_tasks=2, max_events=2)
+        await create(store, TaskKey("", "old"), task("old", TaskState.COMPLETED, "2026-01-01T00:00:00.000Z"))
+        await create(store, TaskKey("", "live"), task("live"))
+        await create(store, TaskKey("", "new"), task("new"))
+        assert await store.get_task(TaskKey("", "old")) is None
+        with pytest.raises(StoreFull):
+            await create(store, TaskKey("", "more"), task("more"))
+        key = TaskKey("", "live")
+        await store.commit(Commit(key, task("live"), 1, [(event(TaskState.WORKING), False)] * 3))
+        page = await store.read_events(key, 0, 10)
+        assert [e.seq for e in page.events] == [3, 4] and page.first_held == 3
+
+    asyncio.run(main())
