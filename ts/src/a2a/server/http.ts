@@ -289,6 +289,7 @@ export class A2aHttpServer {
   readonly http: Server;
   private readonly net: NetServer;
   private readonly sockets = new Set<Socket>();
+  private readonly refused = new Set<Socket>();
   private serving: A2aCore | null = null;
   private listener: A2aListener | null = null;
 
@@ -313,6 +314,10 @@ export class A2aHttpServer {
     this.net = createNetServer((socket) => {
       socket.on("error", () => undefined);
       if (this.sockets.size >= max) {
+        // Read and drop what the client sends, so that its close ends this socket too.
+        this.refused.add(socket);
+        socket.once("close", () => this.refused.delete(socket));
+        socket.resume();
         socket.end("HTTP/1.1 503 Service Unavailable\r\nretry-after: 1\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
         return;
       }
@@ -356,7 +361,7 @@ export class A2aHttpServer {
     this.serving?.close();
     return new Promise((resolve) => {
       this.net.close(() => resolve());
-      for (const s of this.sockets) s.destroy();
+      for (const s of [...this.sockets, ...this.refused]) s.destroy();
       this.http.closeAllConnections();
     });
   }
