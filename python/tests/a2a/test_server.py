@@ -1,0 +1,209 @@
+"""The A2A server's behaviour beyond the vectors, through real HTTP on 127.0.0.1: the card's
+caching headers, body limits, the auth hook and tenant scoping, the task lifecycle rules,
+executor failures, the cancel hook, one turn per task, timeouts."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from typing import Any
+
+import pytest
+
+from agentproto.a2a.client import A2aClient, ClientError, PeerError
+from agentproto.a2a.demo import DemoAgent, card
+from agentproto.a2a.errors import A2aError, ErrorKind
+from agentproto.a2a.executor import Principal, RequestContext, TaskUpdater
+from agentproto.a2a.generated.v1 import (
+    CancelTaskRequest,
+    GetTaskRequest,
+    ListTasksRequest,
+    Message,
+    Part,
+    Role,
+    SendMessageConfiguration,
+    SendMessageRequest,
+    Task,
+    TaskState,
+)
+from agentproto.a2a.server import ServerOptions, create_app
+from tests.a2a.servers import BOUND, ServerThread, exchange, request_bytes
+
+HEADERS = {"A2A-Version": "1.0", "Content-Type": "application/json"}
+
+
+def send(text: str, task_id: str = "", **config: Any) -> SendMessageRequest:
+    message = Message(message_id="m", role=Role.USER, parts=[Part(text=text)], task_id=task_id)
+    configuration = SendMessageConfiguration(**config) if config else SendMessageConfiguration()
+    return SendMessageRequest(message=message, configuration=configuration)
+
+
+def serve(executor: Any, **options: Any) -> ServerThread:
+    return ServerThread(lambda base: create_app(executor, card(base), options=ServerOptions(**options)))
+
+
+def with_client(
+    server: ServerThread, body: Callable[[A2aClient], Awaitable[None]], binding: str = "JSONRPC", **kw: Any
+) -> None:
+    async def main() -> None:
+        url = server.base + ("/" if binding == "JSONRPC" else "/a2a/rest")
+        async with A2aClient(url, binding, timeout=BOUND, **kw) as client, asyncio.timeout(BOUND):
+            await body(client)
+
+    asyncio.run(main())
+
+
+@pytest.fixture
+def demo() -> Iterator[ServerThread]:
+    with serve(DemoAgent(0.05)) as server:
+        yield server
+
+
+def test_the_card_has_an_etag_and_answers_304_when_it_matches(demo: ServerThread) -> None:
+    first = exchange(demo.port, request_bytes("GET", "/.well-known/agent-card.json", {}, None, demo.port))
+    assert first.status == 200 and json.loads(first.body)["name"] == "agentproto demo agent"
+    assert first.headers["cache-control"] == "public, max-age=300"
+    etag = first.headers["etag"]
+    again = exchange(
+        demo.port, request_bytes("GET", "/.well-known/agent-card.json", {"If-None-Match": etag}, None, demo.port)
+    )
+    assert again.status == 304 and again.body == b"" and again.headers["etag"] == etag
+
+
+def test_a_body_over_the_limit_is_refused_with_413_on_both_bindings() -> None:
+    with serve(DemoAgent(), max_body_bytes=100) as server:
+        body = b'{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"' + b"x" * 200 + b'"}}'
+        answer = exchange(server.port, request_bytes("POST", "/", HEADERS, body, server.port))
+        assert answer.status == 413 and "error" in json.loads(answer.body)
+        rest = exchange(server.port, request_bytes("POST", "/a2a/rest/message:send", HEADERS, body, server.port))
+        assert rest.status == 413 and json.loads(rest.body)["error"]["code"] == 413
+        # Without Content-Length (chunked), the limit holds while reading.
+        chunked = (
+            b"POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n"
+            b"A2A-Version: 1.0\r\nContent-Type: application/json\r\n\r\n"
+            + b"".join(b"%x\r\n%s\r\n" % (len(body[i : i + 50]), body[i : i + 50]) for i in range(0, len(body), 50))
+            + b"0\r\n\r\n"
+        )
+        assert exchange(server.port, chunked).status == 413
+
+
+def test_the_auth_hook_refuses_and_its_principal_scopes_tasks_to_its_tenant() -> None:
+    def authenticate(headers: Mapping[str, str]) -> Principal | None:
+        token = headers.get("authorization", "")
+        if token == "Bearer a":
+            return Principal("alice", tenant="a")
+        if token == "Bearer b":
+            return Principal("bob", tenant="b")
+        raise A2aError(ErrorKind.UNAUTHENTICATED, "a bearer token is required")
+
+    with serve(DemoAgent(), authenticate=authenticate) as server:
+
+        async def anonymous(client: A2aClient) -> None:
+            with pytest.raises(PeerError) as refused:
+                await client.get_task(GetTaskRequest(id="t"))
+            assert refused.value.kind is ErrorKind.UNAUTHENTICATED and refused.value.http_status == 401
+
+        with_client(server, anonymous, "HTTP+JSON")
+        created: list[str] = []
+
+        async def alice(client: A2aClient) -> None:
+            answer = await client.send_message(send("hello"))
+            assert isinstance(answer.task, Task)
+            created.append(answer.task.id)
+            assert (await client.list_tasks(ListTasksRequest())).total_size == 1
+
+        async def bob(client: A2aClient) -> None:
+            with pytest.raises(PeerError) as missing:
+                await client.get_task(GetTaskRequest(id=created[0]))
+            assert missing.value.kind is ErrorKind.TASK_NOT_FOUND
+            assert (await client.list_tasks(ListTasksRequest())).total_size == 0
+            with pytest.raises(PeerError) as other:
+                await client.get_task(GetTaskRequest(id=created[0], tenant="a"))
+            assert other.value.kind is ErrorKind.PERMISSION_DENIED
+
+        with_client(server, alice, headers={"Authorization": "Bearer a"})
+        with_client(server, bob, headers={"Authorization": "Bearer b"})
+
+
+class Misbehaving:
+    """`late`: updates after COMPLETED; `boom`: raises before any update; `crash`: raises
+    after WORKING; `hold`: WORKING, then waits to be canceled (its own cancel hook)."""
+
+    def __init__(self) -> None:
+        self.late_error: A2aError | None = None
+        self.cancelled: list[str] = []
+
+    async def execute(self, context: RequestContext, updater: TaskUpdater) -> None:
+        word = context.text()
+        if word == "late":
+            await updater.complete()
+            try:
+                await updater.working()
+            except A2aError as e:
+                self.late_error = e
+        elif word == "boom":
+            raise A2aError(ErrorKind.INVALID_PARAMS, "the agent refuses this")
+        elif word == "crash":
+            await updater.working()
+            raise RuntimeError("the agent broke")
+        elif word == "hold":
+            await updater.working()
+            await context.cancelled.wait()
+
+    async def cancel(self, context: RequestContext, updater: TaskUpdater) -> None:
+        self.cancelled.append(context.task_id)
+        await updater.cancel()
+
+
+def test_lifecycle_rules_failures_and_the_cancel_hook() -> None:
+    agent = Misbehaving()
+    with serve(agent) as server:
+
+        async def body(client: A2aClient) -> None:
+            done = await client.send_message(send("late"))
+            assert isinstance(done.task, Task) and done.task.status.state is TaskState.COMPLETED
+            assert agent.late_error is not None and agent.late_error.kind is ErrorKind.UNSUPPORTED_OPERATION
+            with pytest.raises(PeerError) as refused:
+                await client.send_message(send("boom"))
+            assert refused.value.kind is ErrorKind.INVALID_PARAMS
+            failed = await client.send_message(send("crash"))
+            assert isinstance(failed.task, Task) and failed.task.status.state is TaskState.FAILED
+            held = await client.send_message(send("hold", return_immediately=True))
+            assert isinstance(held.task, Task)
+            with pytest.raises(PeerError) as busy:
+                await client.send_message(send("again", task_id=held.task.id))
+            assert busy.value.kind is ErrorKind.UNSUPPORTED_OPERATION
+            canceled = await client.cancel_task(CancelTaskRequest(id=held.task.id))
+            assert canceled.status.state is TaskState.CANCELED and agent.cancelled == [held.task.id]
+            with pytest.raises(PeerError) as again:
+                await client.cancel_task(CancelTaskRequest(id=held.task.id))
+            assert again.value.kind is ErrorKind.TASK_NOT_CANCELABLE
+
+        with_client(server, body)
+
+
+def test_a_unary_call_past_the_request_timeout_answers_408() -> None:
+    with serve(Misbehaving(), request_timeout=0.2) as server:
+
+        async def body(client: A2aClient) -> None:
+            with pytest.raises(PeerError) as late:
+                await client.send_message(send("hold"))
+            assert late.value.kind is ErrorKind.REQUEST_TIMEOUT and late.value.http_status == 408
+
+        with_client(server, body, "HTTP+JSON")
+
+
+def test_the_client_times_out_on_a_silent_server() -> None:
+    with serve(Misbehaving()) as server:
+
+        async def body(client: A2aClient) -> None:
+            with pytest.raises(ClientError) as late:
+                await client.send_message(send("hold"))
+            assert late.value.timeout
+
+        async def main() -> None:
+            async with A2aClient(server.base + "/", timeout=0.2) as client, asyncio.timeout(BOUND):
+                await body(client)
+
+        asyncio.run(main())
