@@ -1,0 +1,173 @@
+"""Interop over real loopback HTTP, each peer in its own process:
+
+* the official `a2a-sdk` 1.3.0 client (`interop/official/a2a-python/client.py`, its scenario
+  runner: sends, a direct message, get, list, a stream, cancels, push configs, a
+  subscription) against our Python server (`python -m agentproto.examples.a2a_server
+  --memory`, which also checks that contract), on JSON-RPC and HTTP+JSON;
+* our Python client against our Rust server (`target/debug/agentproto serve --memory`;
+  build it with `cargo build -p agentproto-cli`), on both bindings: two sends, a stream,
+  get, cancel, and a subscription resumed with `Last-Event-ID`.
+
+Every child process is ended on every path; every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import queue
+import re
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agentproto.a2a.client import A2aClient, PeerError
+from agentproto.a2a.errors import ErrorKind
+from agentproto.a2a.generated.v1 import (
+    CancelTaskRequest,
+    GetTaskRequest,
+    Message,
+    Part,
+    Role,
+    SendMessageRequest,
+    SubscribeToTaskRequest,
+    Task,
+    TaskState,
+)
+
+ROOT = Path(__file__).resolve().parents[3]
+BOUND = 30.0
+
+
+class Child:
+    """A child process whose stdout lines are read on a thread (so waits are bounded)."""
+
+    def __init__(self, argv: list[str], cwd: Path) -> None:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        self.process = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.put(line.decode("utf-8", "replace"))
+        self.lines.put(None)
+
+    def url(self) -> str:
+        """The `http://HOST:PORT` of the first `listening on` line."""
+        while True:
+            try:
+                line = self.lines.get(timeout=BOUND)
+            except queue.Empty:
+                raise AssertionError("the server did not print its address within the bound") from None
+            if line is None:
+                err = self.process.stderr.read().decode() if self.process.stderr else ""
+                raise AssertionError(f"the server exited before listening: {err}")
+            found = re.search(r"listening on (http://\S+)", line)
+            if found:
+                return found.group(1)
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=10)
+        self.reader.join(timeout=10)
+        for pipe in (self.process.stdout, self.process.stderr):
+            if pipe is not None:
+                pipe.close()
+
+
+@pytest.fixture(scope="module")
+def python_server() -> Iterator[str]:
+    child = Child([sys.executable, "-m", "agentproto.examples.a2a_server", "--addr", "127.0.0.1:0", "--memory"], ROOT)
+    try:
+        yield child.url()
+    finally:
+        child.stop()
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
+def test_the_official_client_against_our_python_server(python_server: str, binding: str) -> None:
+    script = ROOT / "interop/official/a2a-python/client.py"
+    argv = [sys.executable, str(script), "--card-url", python_server, "--binding", binding, "--timeout", "10"]
+    done = subprocess.run(argv, capture_output=True, timeout=120, check=False)
+    steps = [json.loads(line) for line in done.stdout.decode().splitlines() if line.startswith("{")]
+    failed = [s for s in steps if not s.get("ok", True)]
+    assert done.returncode == 0 and not failed, f"{failed or steps}\n{done.stderr.decode()[-2000:]}"
+    names = {s["step"] for s in steps}
+    assert {"send", "send-message", "get", "stream", "cancel", "subscribe", "push-config"} <= names
+
+
+@pytest.fixture(scope="module")
+def rust_server() -> Iterator[str]:
+    binary = ROOT / "target/debug/agentproto"
+    assert binary.exists(), "build the Rust server first: cargo build -p agentproto-cli"
+    child = Child([str(binary), "serve", "--memory", "--addr", "127.0.0.1:0"], ROOT)
+    try:
+        yield child.url()
+    finally:
+        child.stop()
+
+
+def _send(text: str, message_id: str, task_id: str = "") -> SendMessageRequest:
+    message = Message(message_id=message_id, role=Role.USER, parts=[Part(text=text)], task_id=task_id)
+    return SendMessageRequest(message=message)
+
+
+async def _scenario(base: str, binding: str) -> None:
+    async with await A2aClient.connect(base, binding=binding, timeout=10) as client:
+        first = await client.send_message(_send("hello", "m-1"))
+        second = await client.send_message(_send("again", "m-2"))
+        assert isinstance(first.task, Task) and isinstance(second.task, Task)
+        assert first.task.status.state is TaskState.COMPLETED and first.task.artifacts[0].parts[0].text == "hello"
+        got = await client.get_task(GetTaskRequest(id=second.task.id))
+        assert got.status.state is TaskState.COMPLETED and got.artifacts[0].parts[0].text == "again"
+        events = [item async for item in client.send_streaming_message(_send("streamed", "m-3"))]
+        assert isinstance(events[0].event.task, Task) and events[0].id is not None
+        assert events[-1].event.status_update.status.state is TaskState.COMPLETED  # type: ignore[union-attr]
+        waiting = await client.send_message(_send("more please", "tck-input-required-1"))
+        assert isinstance(waiting.task, Task) and waiting.task.status.state is TaskState.INPUT_REQUIRED
+        subscription = client.subscribe_to_task(SubscribeToTaskRequest(id=waiting.task.id))
+        snapshot = await anext(subscription)
+        assert isinstance(snapshot.event.task, Task) and snapshot.event.task.id == waiting.task.id
+        canceled = await client.cancel_task(CancelTaskRequest(id=waiting.task.id))
+        assert canceled.status.state is TaskState.CANCELED
+        rest = [item async for item in subscription]
+        assert rest[-1].event.status_update.status.state is TaskState.CANCELED  # type: ignore[union-attr]
+        resumed = client.subscribe_to_task(SubscribeToTaskRequest(id=waiting.task.id), last_event_id=snapshot.id)
+        replay = [item async for item in resumed]
+        assert replay[-1].event.status_update.status.state is TaskState.CANCELED  # type: ignore[union-attr]
+        try:
+            await client.cancel_task(CancelTaskRequest(id=first.task.id))
+        except PeerError as e:
+            assert e.kind is ErrorKind.TASK_NOT_CANCELABLE
+        else:
+            raise AssertionError("canceling a completed task succeeded")
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
+def test_our_client_against_the_rust_server(rust_server: str, binding: str) -> None:
+    async def main() -> None:
+        async with asyncio.timeout(BOUND):
+            await _scenario(rust_server, binding)
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
+def test_our_client_against_our_python_server(python_server: str, binding: str) -> None:
+    async def main() -> None:
+        async with asyncio.timeout(BOUND):
+            await _scenario(python_server, binding)
+
+    asyncio.run(main())
