@@ -2,7 +2,8 @@
 
 README: the quick start's agent and client (the client spawning the agent, its output
 the README's), the streamed turn and the in-process test (against that agent, in
-memory), the `on_error` options. The reference: the decoding example and the terminal
+memory), the `on_error` options, the A2A quick start (served on 127.0.0.1, asked
+through the client). The reference: the decoding example and the terminal
 example (both sides, in memory, with a real command). The same quick start runs from
 the built wheel in a fresh environment in `package_check.py`.
 """
@@ -47,7 +48,7 @@ def agent_module(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
 
 
 def test_the_readme_has_its_examples() -> None:
-    assert len(BLOCKS) == 6 and len(REFERENCE) == 2
+    assert len(BLOCKS) == 7 and len(REFERENCE) == 2
     assert BLOCKS[0] == MARKED["agent.py"] and BLOCKS[1] == MARKED["client.py"]
     assert MARKED["output"] == "You said: Hello, agent\n"
 
@@ -200,3 +201,19 @@ async def test_the_network_example_serves_and_asks_over_both_transports(
     async with serving(example["app"]) as url:
         await example["ask"](url)
     assert capsys.readouterr().out == "You said: hi\n"
+
+
+def test_the_a2a_quick_start_serves_and_answers(capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.a2a.servers import ServerThread
+
+    block = BLOCKS[6]
+    assert "create_app" in block
+    found: dict[str, Any] = {}
+
+    def make(base: str) -> Any:
+        found.update(run_block(block.replace("http://127.0.0.1:8080", base)))
+        return found["app"]
+
+    with ServerThread(make) as server:
+        asyncio.run(asyncio.wait_for(found["ask"](server.base), RUN_TIMEOUT))
+    assert capsys.readouterr().out == "HELLO\n"
