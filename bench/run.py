@@ -570,6 +570,11 @@ def main() -> int:
     a2a.add_argument("--a2a-only", action="store_true", help="only the A2A workloads (seed 004)")
     parser.add_argument("--no-sync", action="store_true", help="leave out the sync-channel workloads (seed 002)")
     parser.add_argument(
+        "--sync-server",
+        help="the tsc --api servers of the sync workloads, comma-separated: 7.0.2, 7.1.0-beta (or 7.0, 7.1); "
+        f"default: ${sync_bench.SERVER_ENV}, else every pinned server, one after the other",
+    )
+    parser.add_argument(
         "--no-counts",
         action="store_true",
         help="leave out the A2A instruction and allocation counts (callgrind and an allocation counter)",
@@ -584,6 +589,10 @@ def main() -> int:
 
     registry = load_registry()
     impls = registry["implementations"]
+    try:
+        sync_servers = sync_bench.select_servers(registry, args.sync_server)
+    except ValueError as exc:
+        parser.error(str(exc))
     with_sync = not args.no_sync and not args.a2a_only
     a2a_only_ids = None  # A2A server ids in --only: the A2A section with only those servers
     if args.only:  # `a2a` / `sync` in the list: those sections too (otherwise they are left out)
@@ -620,7 +629,7 @@ def main() -> int:
     try:
         wanted = {i["build"] for i in impls} | (set() if args.no_a2a else a2a_bench.builds(registry, a2a_only_ids))
         wanted |= seed001.BUILDS if with_seed001 else set()
-        wanted |= sync_bench.builds(registry) if with_sync else set()
+        wanted |= sync_bench.builds(registry, sync_servers) if with_sync else set()
         build_seconds = {} if args.no_build else build(registry, wanted, profile, progress)
         checks = check_adapters(registry, impls, profile, progress, tiny=args.smoke)
         if args.smoke:
@@ -628,7 +637,7 @@ def main() -> int:
                 progress("smoke: seed 001 (each test once, untimed, checked; agentproto's dict path vs classify)")
                 seed001.smoke(zerodep, Failure)
             if with_sync:
-                sync_bench.smoke(registry, a2a_env)
+                sync_bench.smoke(registry, a2a_env, sync_servers)
             if not args.no_a2a:
                 a2a_bench.smoke(registry, a2a_env, a2a_only_ids)
             progress(f"smoke: {len(impls)} implementations, every adapter's output is well formed", done=True)
@@ -643,7 +652,7 @@ def main() -> int:
         if with_seed001:
             s001 = seed001.measure("quick" if args.quick else "full", zerodep, progress, Failure)
         if with_sync:
-            sync = sync_bench.measure(registry, a2a_env, quick=args.quick)
+            sync = sync_bench.measure(registry, a2a_env, args.quick, sync_servers)
         if not args.no_a2a:
             a2a = a2a_bench.measure(registry, a2a_env, args.quick, a2a_only_ids, counts=not args.no_counts)
     except Failure as failure:
@@ -681,7 +690,7 @@ def main() -> int:
     }
     # Only a full run of everything is committed: it replaces the previous one in bench/results/.
     complete = not (args.quick or args.only or args.no_a2a or args.a2a_only or args.no_sync or args.no_counts)
-    complete = complete and bool(impls)
+    complete = complete and bool(impls) and len(sync_servers) == len(registry["sync"]["servers"])
     out = args.out or (BENCH / "results" if complete else BENCH / "results" / "local")
     out.mkdir(parents=True, exist_ok=True)
     only = "-a2a" if args.a2a_only else "-sync" if sync and not impls and not a2a else ""

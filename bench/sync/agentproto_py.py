@@ -1,7 +1,10 @@
 """The sync-channel driver on agentproto's Python SDK (`agentproto.sync`): `Client` (blocking
-reads into reused buffers, results handed out as `memoryview`s), `request_json` for JSON
-calls (msgspec encodes the params and decodes the result into plain Python values), `request`
-for the binary `getSourceFile`, and the lazy `agentproto.sync.ast.SourceFile` reader.
+reads into reused buffers, results handed out as `memoryview`s), the typed `agentproto.sync.tsc`
+layer for what differs between servers (`initialize` configured with the release the inputs
+name, which fails if the server answers like another one; `Session.open_project`:
+`updateSnapshot` on 7.0.2, `createSnapshot` on 7.1), `request_json` for the other JSON calls
+(msgspec encodes the params and decodes the result into plain Python values), `request` for
+the binary `getSourceFile`, and the lazy `agentproto.sync.ast.SourceFile` reader (both formats).
 
     python3 agentproto_py.py --tsc PATH --project DIR --inputs INPUTS.json --workload NAME:WARMUP:ITERATIONS ...
 
@@ -20,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-from agentproto.sync import Client
+from agentproto.sync import Client, tsc
 from agentproto.sync.ast import SourceFile, kind
 
 clock = time.perf_counter_ns
@@ -49,18 +52,25 @@ def parse_args(argv: list[str]) -> dict[str, Any]:
 class Session:
     """The server every workload but `spawn` and `load-cold` shares, with the project open."""
 
-    def __init__(self, client: Client, snapshot: int, project: str, roots: int) -> None:
-        self.client, self.snapshot, self.project, self.roots = client, snapshot, project, roots
+    def __init__(self, client: Client, typed: tsc.Session, snapshot: int, project: str, roots: int) -> None:
+        self.client, self.typed = client, typed
+        self.snapshot, self.project, self.roots = snapshot, project, roots
 
 
 def spawn(args: dict[str, Any]) -> Client:
     return Client.spawn([args["tsc"], "--api", "--cwd", args["project"]], die_with_parent=True)
 
 
-def open_project(client: Client, tsconfig: str) -> tuple[int, str, int]:
-    answer = client.request_json("updateSnapshot", {"openProjects": [tsconfig]})
-    project = answer["projects"][0]
-    return answer["snapshot"], project["id"], len(project["rootFiles"])
+def initialize(client: Client, args: dict[str, Any]) -> tsc.Session:
+    """`initialize` through the typed layer, configured with the release the inputs name."""
+    return tsc.initialize(client, tsc.ServerApi(args["inputs"]["server"]))
+
+
+def open_project(session: tsc.Session, client: Client, tsconfig: str) -> tuple[int, str, int]:
+    """The release's method opening the project: (snapshot, project id, root file count)."""
+    opened = session.open_project(client, tsconfig)
+    project = opened.projects[0]
+    return opened.snapshot, project.id, len(project.root_files)
 
 
 def measure(
@@ -93,12 +103,12 @@ class Driver:
         if self.session is None:
             client = spawn(self.args)
             try:
-                client.request_json("initialize", None)
-                snapshot, project, roots = open_project(client, self.inputs["tsconfig"])
+                typed = initialize(client, self.args)
+                snapshot, project, roots = open_project(typed, client, self.inputs["tsconfig"])
             except BaseException:
                 client.close()
                 raise
-            self.session = Session(client, snapshot, project, roots)
+            self.session = Session(client, typed, snapshot, project, roots)
         return self.session
 
     def close(self) -> None:
@@ -141,20 +151,23 @@ class Driver:
             detail = {"spawn_call_ns": spawn_call}
         elif name == "load-cold":
 
-            def fresh() -> Client:
+            def fresh() -> tuple[Client, tsc.Session]:
                 client = spawn(self.args)
                 try:
-                    client.request_json("initialize", None)
+                    return client, initialize(client, self.args)
                 except BaseException:
                     client.close()
                     raise
-                return client
 
-            def end_cold(client: Client, opened: tuple[int, str, int]) -> None:
+            def cold(state: tuple[Client, tsc.Session]) -> tuple[int, str, int]:
+                client, typed = state
+                return open_project(typed, client, inputs["tsconfig"])
+
+            def end_cold(state: tuple[Client, tsc.Session], opened: tuple[int, str, int]) -> None:
                 detail["root_files"] = opened[2]
-                client.close()
+                state[0].close()
 
-            samples = measure(workload, lambda client: open_project(client, inputs["tsconfig"]), fresh, end_cold)
+            samples = measure(workload, cold, fresh, end_cold)
         elif name == "load-warm":
             session = self.shared()
 
@@ -163,7 +176,9 @@ class Driver:
                 session.client.request_json("release", {"snapshot": session.snapshot})
                 session.snapshot, _, session.roots = opened
 
-            samples = measure(workload, lambda _: open_project(session.client, inputs["tsconfig"]), after=swap)
+            samples = measure(
+                workload, lambda _: open_project(session.typed, session.client, inputs["tsconfig"]), after=swap
+            )
             detail = {"root_files": session.roots}
         elif name == "echo":
             client = self.shared().client

@@ -11,8 +11,15 @@
 // outside the clock; every iteration is timed on its own (process.hrtime.bigint).
 // For an `async` adapter every call is awaited inside the clock; for a synchronous one
 // nothing is awaited inside it.
+//
+// The inputs name the server's release (`server`: "7.0.2" or "7.1.0-beta") and the npm
+// install its binary and official clients come from (`install`), with the names that differ
+// between releases (`opens_with`, `official_sync`, `official_async`; bench/adapters.json).
 
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 
 const now = () => process.hrtime.bigint();
 
@@ -40,6 +47,28 @@ function parseArgs(argv) {
   return args;
 }
 
+// Where each release's official `Project` keeps its root files.
+const ROOT_FILES = {
+  "7.0.2": (project) => project.rootFiles,
+  "7.1.0-beta": (project) => project.parsedCommandLine.fileNames,
+};
+
+/**
+ * The official client module `flavour` ("sync" or "async") of the install the inputs name,
+ * the name of its project-opening method and where its projects keep their root files.
+ * Fails unless the install's `typescript` is the release the inputs name: the method set is
+ * configured, never guessed.
+ */
+export async function officialClient(inputs, flavour) {
+  const rootFiles = ROOT_FILES[inputs.server];
+  if (!rootFiles) throw new Error(`no official client known for typescript ${inputs.server}`);
+  const require = createRequire(join(inputs.install, "package.json"));
+  const version = JSON.parse(readFileSync(require.resolve("typescript/package.json"), "utf8")).version;
+  if (version !== inputs.server) throw new Error(`${inputs.install}: typescript ${version}, not ${inputs.server}`);
+  const module = await import(pathToFileURL(require.resolve(inputs[`official_${flavour}`])).href);
+  return { API: module.API, opensWith: inputs.opens_with, rootFiles };
+}
+
 /** Waits for `promise` at most `ms` milliseconds (a referenced timer keeps the loop alive meanwhile). */
 export function within(promise, ms) {
   let timer;
@@ -62,13 +91,14 @@ export async function reap(child, ms = 5000) {
 }
 
 /**
- * Runs the command line's workloads on `adapter` and prints one line each:
+ * Runs the command line's workloads on an adapter (`adapterOf`, or what `adapterOf(args)`
+ * returns when it is a function) and prints one line each:
  * {status, workload, warmup, iterations, samples_ns, detail}. The adapter:
  *   async: boolean                       every call below returns a promise
  *   spawn(args) -> server                a new server process (the channel's constructor)
  *   echo(server, text) -> string         the echo round trip (the answer as text)
- *   initialize(server)                   untimed before load-cold (what the client does first)
- *   open(server, tsconfig) -> {snapshot, roots}   updateSnapshot opening the project
+ *   initialize(server)                   untimed, first on a server that opens the project (what the client does first)
+ *   open(server, tsconfig) -> {snapshot, roots}   the release's method opening the project (updateSnapshot or createSnapshot)
  *   release(server, snapshot)            untimed after each warm load (dispose the old snapshot)
  *   beforeFetch(server)?                 untimed before each transfer (clear a client-side cache)
  *   fetch(server, snapshot, file) -> byte count   getSourceFile, the result in hand
@@ -79,10 +109,12 @@ export async function reap(child, ms = 5000) {
  *   identifiers?(server, snapshot, file) -> positions   (untimed; agentproto's readers only)
  *   close(server)                        ends the server and waits until it is reaped
  */
-export async function main(adapter) {
+export async function main(adapterOf) {
   let args;
+  let adapter;
   try {
     args = parseArgs(process.argv.slice(2));
+    adapter = typeof adapterOf === "function" ? await adapterOf(args) : adapterOf;
   } catch (error) {
     process.stdout.write(JSON.stringify({ status: "error", error: String(error?.message ?? error) }) + "\n");
     process.exitCode = 2;
@@ -92,8 +124,14 @@ export async function main(adapter) {
   const sessionOf = async () => {
     if (!session) {
       const server = await adapter.spawn(args);
-      const opened = await adapter.open(server, args.inputs.tsconfig);
-      session = { server, snapshot: opened.snapshot, roots: opened.roots };
+      try {
+        await adapter.initialize(server);
+        const opened = await adapter.open(server, args.inputs.tsconfig);
+        session = { server, snapshot: opened.snapshot, roots: opened.roots };
+      } catch (error) {
+        await adapter.close(server);
+        throw error;
+      }
     }
     return session;
   };

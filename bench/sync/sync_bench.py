@@ -1,13 +1,21 @@
 """The sync-channel part of `make bench` (seed 002's workloads against the pinned `tsc --api`
-of `typescript@7.0.2`). Standard library only; bench/run.py calls `builds`, `smoke` and
-`measure`, bench/sync/sync_report.py renders what `measure` returns.
+of `typescript@7.0.2` and of `typescript@7.1.0-beta`, one server after the other). Standard
+library only; bench/run.py calls `select_servers`, `builds`, `smoke` and `measure`,
+bench/sync/sync_report.py renders what `measure` returns.
 
 Every implementation is one driver process per round speaking one contract (bench/README.md,
 "Sync channel"): agentproto's Rust, TypeScript and Python clients, the official synchronous
 and asynchronous JS clients shipped inside the `typescript` package, and a raw pipe floor.
-All of them talk to the same `tsc` binary, open the same project (written to a temporary
-directory at run time) and ask the same questions; the runner checks that they got the same
-answers (bytes transferred, nodes walked, symbols found). Nothing asserts a timing.
+Per server, all of them talk to the same `tsc` binary, open the same project (written to a
+temporary directory at run time) and ask the same questions; the runner checks that they got
+the same answers (bytes transferred, nodes walked, symbols found). Nothing asserts a timing.
+
+The servers (adapters.json, `sync.servers`) differ in their method set, not in the channel:
+the runner tells each driver which release it talks to (`server` in the inputs file, with the
+npm install the official clients come from), and each driver opens the project the way that
+release wants (agentproto's through its typed `tsc` layer, configured with the release, which
+fails if the server answers `initialize` like another one). Both servers get the same project
+files (the lib files of the 7.0.2 install), so that their numbers compare.
 """
 
 from __future__ import annotations
@@ -26,7 +34,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 INTEROP = ROOT / "interop" / "tsc-api"
-TSC_LIB = INTEROP / "node_modules" / "@typescript" / "typescript-linux-x64" / "lib"
+TSC_LIB = INTEROP / "node_modules" / "@typescript" / "typescript-linux-x64" / "lib"  # the project's lib files
+SERVER_ENV = "SYNC_SERVER"  # `make bench` without run.py's --sync-server: a comma-separated choice
 
 # The inputs: three lib files shipped with the compiler (the size classes of the seed's
 # debug.ts, program.ts and checker.ts), and agentproto's own TypeScript sync module as the
@@ -37,11 +46,11 @@ SYMBOL_FILE = "src/ast.ts"
 ECHO_PAYLOAD = '"hello"'  # the seed's example payload, 7 bytes
 SMOKE_POSITIONS = 64
 
-# (id, title); the order every driver runs them in.
+# (id, title); the order every driver runs them in. `{open}`: the server's project-opening method.
 WORKLOADS = [
     ("spawn", "spawn → first answer (a fresh server, one `echo`)"),
-    ("load-cold", "load project, cold: `updateSnapshot` on a fresh server"),
-    ("load-warm", "load project, warm: `updateSnapshot` again, nothing changed"),
+    ("load-cold", "load project, cold: `{open}` on a fresh server"),
+    ("load-warm", "load project, warm: `{open}` again, nothing changed"),
     ("echo", "`echo` round trip, 7 bytes (channel cost alone)"),
     ("transfer-small", "transfer small: `getSourceFile`"),
     ("transfer-medium", "transfer medium: `getSourceFile`"),
@@ -87,9 +96,29 @@ SAME_ANSWER = {
 }
 
 
-def builds(registry: dict) -> set[str]:
+def select_servers(registry: dict, choice: str | None = None) -> list[dict]:
+    """The servers to run, in adapters.json's order: all of them, or those `choice` names
+    (comma-separated releases, `7.1.0-beta`, or their major.minor, `7.1`); without `choice`,
+    the `SYNC_SERVER` environment variable's. Raises ValueError for a name it does not know."""
+    servers = registry["sync"]["servers"]
+    choice = choice or os.environ.get(SERVER_ENV)
+    if not choice:
+        return servers
+    wanted = [name.strip() for name in choice.split(",") if name.strip()]
+    unknown = [name for name in wanted if not any(_names(s, name) for s in servers)]
+    if unknown or not wanted:
+        known = ", ".join(s["release"] for s in servers)
+        raise ValueError(f"sync server {choice!r}: expected a comma-separated choice of {known} (or 7.0, 7.1)")
+    return [s for s in servers if any(_names(s, name) for name in wanted)]
+
+
+def _names(server: dict, name: str) -> bool:
+    return name in (server["release"], ".".join(server["release"].split(".")[:2]))
+
+
+def builds(registry: dict, servers: list[dict]) -> set[str]:
     spec = registry["sync"]
-    return {spec["tsc_build"]} | {i["build"] for i in spec["implementations"]}
+    return {spec["project_build"]} | {s["build"] for s in servers} | {i["build"] for i in spec["implementations"]}
 
 
 def kill_tree(pid: int) -> None:
@@ -183,6 +212,7 @@ def write_project(directory: Path) -> dict:
         "lib_files": LIB_FILES,
         "symbol_file": SYMBOL_FILE,
         "sources_from": str(SOURCES.relative_to(ROOT)),
+        "lib_from": str(TSC_LIB.relative_to(ROOT)),
     }
 
 
@@ -203,13 +233,24 @@ def echo_tuple_bytes(payload: bytes) -> int:
     return 1 + 1 + bin_len(len(b"echo")) + bin_len(len(payload))
 
 
+def _fill(text: str, server: dict) -> str:
+    """A registry string with the server's names in: `{opens_with}`, `{official_sync}`, `{official_async}`."""
+    for key in ("opens_with", "official_sync", "official_async"):
+        text = text.replace("{" + key + "}", server[key])
+    return text
+
+
 class Bench:
-    def __init__(self, registry: dict, env, plan_name: str) -> None:
+    def __init__(self, registry: dict, env, plan_name: str, server: dict) -> None:
         self.spec = registry["sync"]
         self.env = env
         self.plan_name = plan_name
         self.plan = PLANS[plan_name]
-        self.tsc = (HERE.parent / self.spec["tsc"]).resolve()  # relative to bench/, as in adapters.json
+        self.server = server
+        self.release = server["release"]
+        # Relative to bench/, as in adapters.json.
+        self.tsc = (HERE.parent / server["tsc"]).resolve()
+        self.install = (HERE.parent / server["install"]).resolve()
         self.timeout = 120 if plan_name == "smoke" else 1200
 
     def argv(self, impl: dict, project: Path, inputs: Path) -> list[str]:
@@ -219,11 +260,17 @@ class Bench:
 
     def run(self, work: Path) -> dict:
         env = self.env
+        install = self.install.relative_to(ROOT) if self.install.is_relative_to(ROOT) else self.install
         if not self.tsc.is_file():
-            raise env.Failure(f"the pinned tsc is missing at {self.tsc}: npm ci --prefix interop/tsc-api")
+            raise env.Failure(f"the pinned tsc {self.release} is missing at {self.tsc}: npm ci --prefix {install}")
         project = work / "project"
         described = write_project(project)
         inputs = {
+            "server": self.release,
+            "install": str(self.install),
+            "opens_with": self.server["opens_with"],
+            "official_sync": self.server["official_sync"],
+            "official_async": self.server["official_async"],
             "tsconfig": str(project / "tsconfig.json"),
             "files": {size: str(project / name) for size, name in LIB_FILES.items()},
             "symbol_file": str(project / SYMBOL_FILE),
@@ -250,7 +297,8 @@ class Bench:
         inputs["positions"] = positions[:SMOKE_POSITIONS] if self.plan_name == "smoke" else positions
         inputs["transfer_bytes"] = {s: by_name[f"transfer-{s}"]["detail"]["bytes"] for s in LIB_FILES}
         inputs_path.write_text(json.dumps(inputs))
-        env.progress(f"sync: project written, {len(positions)} identifiers in {SYMBOL_FILE}", done=True)
+        label = f"sync {self.release}"
+        env.progress(f"{label}: project written, {len(positions)} identifiers in {SYMBOL_FILE}", done=True)
 
         names = [w for w, _ in WORKLOADS]
         counts = self.plan["counts"]
@@ -270,7 +318,7 @@ class Bench:
             else:
                 outputs = []
                 for impl, argv in jobs:
-                    env.progress(f"sync: round {round_no + 1}/{self.plan['rounds']} {impl['id']}")
+                    env.progress(f"{label}: round {round_no + 1}/{self.plan['rounds']} {impl['id']}")
                     outputs.append(run_driver(env, argv, self.timeout))
             for (impl, _), lines in zip(jobs, outputs, strict=True):
                 for line in lines:
@@ -280,10 +328,10 @@ class Bench:
                     collected[impl["id"]].setdefault(line["workload"], []).append(line)
         for impl_id, found in identifiers.items():
             if found != positions:
-                raise env.Failure(f"sync: {impl_id}'s reader finds other identifiers than agentproto-rust's")
+                raise env.Failure(f"{label}: {impl_id}'s reader finds other identifiers than agentproto-rust's")
 
         runs = self.check_and_summarise(collected)
-        env.progress(f"sync: done ({self.plan['rounds']} rounds, {len(impls)} implementations)", done=True)
+        env.progress(f"{label}: done ({self.plan['rounds']} rounds, {len(impls)} implementations)", done=True)
         described["files"] = {
             name: info
             | ({"payload_bytes": inputs["transfer_bytes"][size]} if (size := _size_of(name)) else {})
@@ -291,14 +339,22 @@ class Bench:
             for name, info in described["files"].items()
         }
         return {
+            "server": {
+                "release": self.release,
+                "install": str(install),
+                "opens_with": self.server["opens_with"],
+            },
             "plan": self.plan_name,
             "settings": self.plan | {"counts": {k: list(v) for k, v in counts.items()}},
-            "workloads": [{"id": w, "title": t} for w, t in WORKLOADS],
+            "workloads": [{"id": w, "title": t.replace("{open}", self.server["opens_with"])} for w, t in WORKLOADS],
             "tsc": str(self.tsc.relative_to(ROOT)) if self.tsc.is_relative_to(ROOT) else str(self.tsc),
             "project": described,
             "echo_payload": ECHO_PAYLOAD,
             "symbol_position": inputs["symbol_position"],
-            "implementations": impls,
+            "implementations": [
+                impl | {"version": _fill(impl["version"], self.server), "does": _fill(impl["does"], self.server)}
+                for impl in impls
+            ],
             "runs": runs,
         }
 
@@ -319,7 +375,9 @@ class Bench:
                 samples = []
                 for line in lines:
                     if line["iterations"] != expected or len(line["samples_ns"]) != expected:
-                        raise env.Failure(f"sync {impl_id} {workload}: {line['iterations']} samples, not {expected}")
+                        raise env.Failure(
+                            f"sync {self.release} {impl_id} {workload}: {line['iterations']} samples, not {expected}"
+                        )
                     samples += line["samples_ns"]
                     if impl_id in floors:  # moves bytes only: nothing to compare
                         continue
@@ -328,7 +386,8 @@ class Bench:
                         seen = agreed.setdefault((workload, key), (impl_id, value))
                         if seen[1] != value:
                             raise env.Failure(
-                                f"sync {workload}: {impl_id} answered {key}={value!r}, {seen[0]} {seen[1]!r}"
+                                f"sync {self.release} {workload}: {impl_id} answered {key}={value!r}, "
+                                f"{seen[0]} {seen[1]!r}"
                             )
                 entry = {
                     "status": "ok",
@@ -361,50 +420,66 @@ def _stats(values: list[float]) -> dict:
             "q1": q[0], "q3": q[2]}  # fmt: skip
 
 
-def run_all(registry: dict, env, plan_name: str) -> dict:
+def run_all(registry: dict, env, plan_name: str, servers: list[dict]) -> dict:
+    """Every server, one after the other, each on a project of its own (the same files)."""
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="agentproto-sync-bench-") as work:
-        out = Bench(registry, env, plan_name).run(Path(work).resolve())
+    out: dict = {"plan": plan_name, "servers": []}
+    for server in servers:
+        begun = time.monotonic()
+        with tempfile.TemporaryDirectory(prefix="agentproto-sync-bench-") as work:
+            one = Bench(registry, env, plan_name, server).run(Path(work).resolve())
+        one["seconds"] = round(time.monotonic() - begun, 1)
+        out["servers"].append(one)
     out["seconds"] = round(time.monotonic() - started, 1)
     return out
 
 
+def _npm(path: Path) -> str:
+    try:
+        return json.loads(path.read_text())["version"]
+    except (OSError, ValueError, KeyError):
+        return "not installed"
+
+
 def fill_versions(results: dict, v: dict) -> None:
-    """Fills the implementations' version strings and the sync part's versions."""
-
-    def npm(path: Path) -> str:
-        try:
-            return json.loads(path.read_text())["version"]
-        except (OSError, ValueError, KeyError):
-            return "not installed"
-
-    modules = INTEROP / "node_modules"
-    values = {
+    """Fills each server's implementations' version strings (the official clients' from that
+    server's install) and the sync part's versions, per install."""
+    common = {
         "{commit}": v["agentproto"],
         "{node}": v["node"],
-        "{typescript}": npm(modules / "typescript" / "package.json"),
-        "{vscode_jsonrpc}": npm(modules / "typescript" / "vendor" / "vscode-jsonrpc" / "package.json"),
         "{python_version}": v["python"],
         "{msgspec}": v.get("msgspec (PyPI)", "?"),
         "{rustc}": v["rustc"].split(" (")[0].removeprefix("rustc "),
     }
-    for impl in results["implementations"]:
-        for key, value in values.items():
-            impl["version"] = impl["version"].replace(key, value)
-    results["versions"] = {
-        "typescript (npm, the server and the official clients)": values["{typescript}"],
-        "@typescript/typescript-linux-x64 (npm, the tsc binary)": npm(
-            modules / "@typescript" / "typescript-linux-x64" / "package.json"
-        ),
-    }
+    results["versions"] = {}
+    for server in results["servers"]:
+        modules = ROOT / server["server"]["install"] / "node_modules"
+        values = common | {
+            "{typescript}": _npm(modules / "typescript" / "package.json"),
+            "{vscode_jsonrpc}": _npm(modules / "typescript" / "vendor" / "vscode-jsonrpc" / "package.json"),
+        }
+        for impl in server["implementations"]:
+            for key, value in values.items():
+                impl["version"] = impl["version"].replace(key, value)
+        where = server["server"]["install"]
+        server["versions"] = {
+            f"typescript (npm, {where}: the server and the official clients)": values["{typescript}"],
+            f"@typescript/typescript-linux-x64 (npm, {where}: the tsc binary)": _npm(
+                modules / "@typescript" / "typescript-linux-x64" / "package.json"
+            ),
+        }
+        results["versions"] |= server["versions"]
 
 
-def smoke(registry: dict, env) -> dict:
-    """Every driver with one iteration of every workload: output and answers checked, no timing."""
-    out = run_all(registry, env, "smoke")
-    env.progress(f"sync smoke: {len(out['implementations'])} drivers agree on every workload", done=True)
+def smoke(registry: dict, env, servers: list[dict]) -> dict:
+    """Every driver with one iteration of every workload on every server: output and answers
+    checked, no timing."""
+    out = run_all(registry, env, "smoke", servers)
+    drivers = len(registry["sync"]["implementations"])
+    releases = ", ".join(s["server"]["release"] for s in out["servers"])
+    env.progress(f"sync smoke: {drivers} drivers agree on every workload on {releases}", done=True)
     return out
 
 
-def measure(registry: dict, env, quick: bool) -> dict:
-    return run_all(registry, env, "quick" if quick else "full")
+def measure(registry: dict, env, quick: bool, servers: list[dict]) -> dict:
+    return run_all(registry, env, "quick" if quick else "full", servers)

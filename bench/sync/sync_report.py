@@ -2,8 +2,12 @@
 `headline`, `tables` and `implementations`, passing itself as `r` for its formatting
 helpers). Standard library only.
 
-Goals (issue 14, item 4), all time ratios against the official sync client on the same
-binary, project and run unless said otherwise:
+One section per server (`tsc --api` of typescript 7.0.2, then 7.1.0-beta), each compared
+within itself, and a table of each later server's medians relative to the first one's.
+Results written before there were two servers (one run, no `servers` list) read as 7.0.2.
+
+Goals (issue 14, item 4), per server, all time ratios against the official sync client on
+the same binary, project and run unless said otherwise:
 - agentproto TypeScript ≤ 1.0× on every workload, ≤ 0.8× on the echo round trip;
 - agentproto Rust ≤ 0.6× on the echo round trip, and within 1.1× of the raw pipe floor on
   the ~2 MB transfer;
@@ -27,6 +31,19 @@ LARGE_TRANSFERS = ("transfer-large", "transfer-medium")
 COLORS = {"Rust": "#b7410e", "TypeScript": "#3178c6", "Python": "#3b7d3b"}
 
 
+def servers(results: dict) -> list[dict]:
+    """The per-server runs of the sync part, first server first ([] without one)."""
+    sync = results.get("sync")
+    if not sync:
+        return []
+    return sync["servers"] if "servers" in sync else [sync]
+
+
+def release(sync: dict) -> str:
+    """The server release of one per-server run."""
+    return (sync.get("server") or {}).get("release", "7.0.2")
+
+
 def _median(sync: dict, impl: str, workload: str) -> float | None:
     entry = sync["runs"].get(impl, {}).get(workload)
     if not entry or entry.get("status") != "ok":
@@ -46,9 +63,24 @@ def _file_label(sync: dict, size: str) -> str:
 
 
 def headline(r, results: dict) -> list[dict]:
-    sync = results.get("sync")
-    if not sync or sync.get("plan") == "smoke":
-        return []
+    """The first server's rows as they always were; for each later server its goal rows, named
+    with its release."""
+    rows = []
+    for index, sync in enumerate(servers(results)):
+        if sync.get("plan") == "smoke":
+            return []
+        if index == 0:
+            rows += _headline(sync)
+        else:
+            rows += [
+                row | {"what": f"sync ({release(sync)}){row['what'].removeprefix('sync')}"}
+                for row in _headline(sync)
+                if row["goal"] != "—"
+            ]
+    return rows
+
+
+def _headline(sync: dict) -> list[dict]:
     rows = []
 
     def add(what, value, goal="—", met=None, unit="×"):
@@ -122,9 +154,52 @@ def _cell(r, entry: dict | None, workload: str, sync: dict) -> str:
 
 
 def tables(r, results: dict) -> list[dict]:
-    sync = results.get("sync")
-    if not sync:
-        return []
+    runs = servers(results)
+    out = []
+    for index, sync in enumerate(runs):
+        out += _tables(r, sync, "" if index == 0 else f"-{release(sync)}")
+    if len(runs) > 1:
+        out.append(_across(r, runs))
+    return out
+
+
+def _across(r, runs: list[dict]) -> dict:
+    """Each later server's medians relative to the first server's, per implementation."""
+    first = runs[0]
+    ids = [i["id"] for i in first["implementations"]]
+    labels = {i["id"]: i["label"] for i in first["implementations"]}
+    rows = []
+    for later in runs[1:]:
+        for w in first["workloads"]:
+            wid = w["id"]
+            row = [f"{w['title'].split(':')[0]} ({release(later)} / {release(first)})"]
+            for impl in ids:
+                mine, theirs = _median(later, impl, wid), _median(first, impl, wid)
+                row.append(r.fmt_ratio(mine / theirs) if mine is not None and theirs else "—")
+            rows.append(row)
+    names = ", ".join(release(s) for s in runs[1:])
+    return {
+        "id": "sync-servers",
+        "title": f"Sync channel: {names} relative to {release(first)}, per implementation",
+        "note": (
+            "Each implementation's median on the later server divided by its median on the first (time ratios: "
+            "< 1× is faster on the later server). Both servers get the same project files and the same "
+            "questions; the servers run one after the other, so the machine's load may differ between them. "
+            "What differs: the method that opens the project (`updateSnapshot` on 7.0.2, `createSnapshot` on "
+            "7.1), the official clients' code (each release ships its own), and the binary AST (format 5, "
+            "44-byte header, on 7.0.2; format 9, 64-byte header, on 7.1: the payloads differ by a few bytes)."
+        ),
+        "header": ["workload (later / first)"] + [labels[i] for i in ids],
+        "rows": rows,
+        "chart": None,
+    }
+
+
+def _tables(r, sync: dict, suffix: str) -> list[dict]:
+    """The medians, ratios and inputs tables of one server; `suffix` names the ids of a later one."""
+    server = release(sync)
+    opens = (sync.get("server") or {}).get("opens_with", "updateSnapshot")
+    files = len(sync["project"]["files"])
     impls = sync["implementations"]
     ids = [i["id"] for i in impls]
     labels = {i["id"]: i["label"] for i in impls}
@@ -165,8 +240,8 @@ def tables(r, results: dict) -> list[dict]:
     large = _file_label(sync, "large")
     out.append(
         {
-            "id": "sync-medians",
-            "title": "Sync channel (seed 002): median per operation, `tsc --api` of typescript 7.0.2",
+            "id": f"sync-medians{suffix}",
+            "title": f"Sync channel (seed 002): median per operation, `tsc --api` of typescript {server}",
             "note": (
                 "Every implementation on the same `tsc` binary and the same project (below), in one run: one "
                 f"driver process per implementation per round, {plan['rounds']} rounds, order rotated. Each "
@@ -174,8 +249,8 @@ def tables(r, results: dict) -> list[dict]:
                 "process; counts: "
                 "warm-up + timed × rounds); median of every timed iteration of every round, (quartiles). Spawn: "
                 "from before the client's spawn call until the first `echo` answer (a fresh server each time; "
-                "closing and reaping it is not timed). Load cold: `updateSnapshot` opening the project on a "
-                "fresh, initialized server (the server reads and parses the 11 files and builds their program: "
+                f"closing and reaping it is not timed). Load cold: `{opens}` opening the project on a "
+                f"fresh, initialized server (the server reads and parses the {files} files and builds their program: "
                 "the seed's 58 µs was a warm hit); load warm: the same call again on a server that has it open "
                 "(nothing changed; the previous snapshot released untimed). Transfer: `getSourceFile` until the "
                 "bytes are in hand (agentproto: a view of the client's reused buffer; official: its "
@@ -242,8 +317,8 @@ def tables(r, results: dict) -> list[dict]:
         )
     out.append(
         {
-            "id": "sync-ratios",
-            "title": "Sync channel: time relative to the official sync client, and the goals",
+            "id": f"sync-ratios{suffix}",
+            "title": f"Sync channel ({server}): time relative to the official sync client, and the goals",
             "note": (
                 "Ratios of the medians above (time ratios: < 1× is faster than the reference). Goals (issue 14): "
                 "agentproto TypeScript ≤ 1.0× the official sync client on every workload and ≤ 0.8× on the echo "
@@ -287,13 +362,15 @@ def tables(r, results: dict) -> list[dict]:
             ]
         )
     options = ", ".join(f"{k}: {v}" for k, v in project["tsconfig"]["compilerOptions"].items())
+    lib_from = project.get("lib_from") or sync["tsc"].rsplit("/", 1)[0]
     out.append(
         {
-            "id": "sync-inputs",
-            "title": "Sync channel: the project and its files",
+            "id": f"sync-inputs{suffix}",
+            "title": f"Sync channel ({server}): the project and its files",
             "note": (
                 "Written to a temporary directory at run time: the three lib files shipped with the compiler "
-                f"(`{sync['tsc']}`'s directory; the size classes of the seed's debug.ts, program.ts and checker.ts) "
+                f"(`{lib_from}`, the same for every server; the size classes of the seed's debug.ts, program.ts and "
+                "checker.ts) "
                 f"and agentproto's own TypeScript sync module (`{project['sources_from']}/*.ts`, copied) as the "
                 f"project's real .ts files, all listed in its tsconfig.json ({options}). Payload: the "
                 "`getSourceFile` result (text, string table, node records). Nodes: what every walk visits "
@@ -311,7 +388,9 @@ def tables(r, results: dict) -> list[dict]:
 
 
 def implementations(results: dict) -> list[list[str]]:
-    sync = results.get("sync")
-    if not sync:
-        return []
-    return [[f"`{i['id']}`", i["label"], i["version"], i["does"]] for i in sync["implementations"]]
+    """Every implementation on every server (the official clients' code and the opening method differ)."""
+    return [
+        [f"`{i['id']}` on {release(sync)}", i["label"], i["version"], i["does"]]
+        for sync in servers(results)
+        for i in sync["implementations"]
+    ]

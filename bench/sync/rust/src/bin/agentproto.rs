@@ -1,14 +1,18 @@
 //! The sync-channel driver on agentproto's Rust crate (`agentproto-sync`, blocking std
 //! I/O): spawns the pinned `tsc --api` and runs seed 002's workloads on it (bench/README.md,
-//! "Sync channel"). JSON params are built with `serde_json` per call and JSON results
-//! decoded into `serde_json::Value`, as a user of `Client::request_json` does; binary
-//! results (`getSourceFile`) are the client's reused buffer, read in place by
-//! `agentproto_sync::ast::SourceFile`.
+//! "Sync channel"). What differs between the servers goes through the typed `tsc` layer:
+//! `tsc::initialize` configured with the release the inputs name (it fails if the server
+//! answers like another one) and `Session::open_project` (`updateSnapshot` on 7.0.2,
+//! `createSnapshot` on 7.1). Other JSON params are built with `serde_json` per call and JSON
+//! results decoded into `serde_json::Value`, as a user of `Client::request_json` does;
+//! binary results (`getSourceFile`) are the client's reused buffer, read in place by
+//! `agentproto_sync::ast::SourceFile` (either format).
 
 use std::process::Command;
 use std::time::Instant;
 
 use agentproto_sync::ast::{kind, SourceFile};
+use agentproto_sync::tsc::{self, ServerApi};
 use agentproto_sync::{Client, ClientOptions};
 use bench_sync::{input_file, input_str, main_with, unsupported, Args, BoxError, Driver, Samples, Workload};
 use serde_json::{json, Value};
@@ -20,25 +24,31 @@ fn spawn(args: &Args) -> Result<Client, BoxError> {
     Ok(Client::spawn(command, ClientOptions::default().die_with_parent(true))?)
 }
 
-fn initialize(client: &mut Client) -> Result<(), BoxError> {
-    let _: Value = client.request_json("initialize", &Value::Null)?.ok_or("initialize: no result")?;
-    Ok(())
+/// The release the inputs name (`server`), as the typed layer's method set.
+fn server_api(args: &Args) -> Result<ServerApi, BoxError> {
+    let release = input_str(&args.inputs, "server")?;
+    [ServerApi::V7_0, ServerApi::V7_1]
+        .into_iter()
+        .find(|api| api.typescript() == release)
+        .ok_or_else(|| format!("inputs: no method set known for typescript {release}").into())
 }
 
-/// `updateSnapshot` opening the project: (snapshot id, project id, root file count).
-fn open_project(client: &mut Client, tsconfig: &str) -> Result<(u64, String, usize), BoxError> {
-    let answer: Value = client
-        .request_json("updateSnapshot", &json!({ "openProjects": [tsconfig] }))?
-        .ok_or("updateSnapshot: no result")?;
-    let snapshot = answer["snapshot"].as_u64().ok_or("updateSnapshot: no snapshot id")?;
-    let project = answer["projects"][0]["id"].as_str().ok_or("updateSnapshot: no project")?.to_owned();
-    let roots = answer["projects"][0]["rootFiles"].as_array().map_or(0, Vec::len);
-    Ok((snapshot, project, roots))
+/// `initialize` through the typed layer, configured with the inputs' release.
+fn initialize(client: &mut Client, args: &Args) -> Result<tsc::Session, BoxError> {
+    Ok(tsc::initialize(client, Some(server_api(args)?))?)
+}
+
+/// The release's method opening the project: (snapshot id, project id, root file count).
+fn open_project(typed: &tsc::Session, client: &mut Client, tsconfig: &str) -> Result<(u64, String, usize), BoxError> {
+    let opened = typed.open_project(client, tsconfig)?;
+    let project = opened.projects.into_iter().next().ok_or("no project opened")?;
+    Ok((opened.snapshot, project.id, project.root_files.len()))
 }
 
 /// The server every workload but `spawn` and `load-cold` shares, with the project open.
 struct Session {
     client: Client,
+    typed: tsc::Session,
     snapshot: u64,
     project: String,
     roots: usize,
@@ -53,9 +63,9 @@ impl Agentproto {
     fn session(&mut self, args: &Args) -> Result<&mut Session, BoxError> {
         if self.session.is_none() {
             let mut client = spawn(args)?;
-            initialize(&mut client)?;
-            let (snapshot, project, roots) = open_project(&mut client, input_str(&args.inputs, "tsconfig")?)?;
-            self.session = Some(Session { client, snapshot, project, roots });
+            let typed = initialize(&mut client, args)?;
+            let (snapshot, project, roots) = open_project(&typed, &mut client, input_str(&args.inputs, "tsconfig")?)?;
+            self.session = Some(Session { client, typed, snapshot, project, roots });
         }
         Ok(self.session.as_mut().expect("just opened"))
     }
@@ -99,9 +109,9 @@ impl Driver for Agentproto {
                 let mut roots = 0;
                 for _ in 0..workload.total() {
                     let mut client = spawn(args)?;
-                    initialize(&mut client)?;
+                    let typed = initialize(&mut client, args)?;
                     let started = Instant::now();
-                    let opened = open_project(&mut client, input_str(inputs, "tsconfig")?)?;
+                    let opened = open_project(&typed, &mut client, input_str(inputs, "tsconfig")?)?;
                     samples.record(started.elapsed());
                     roots = opened.2;
                     client.close()?;
@@ -113,7 +123,7 @@ impl Driver for Agentproto {
                 let session = self.session(args)?;
                 for _ in 0..workload.total() {
                     let started = Instant::now();
-                    let (snapshot, _, roots) = open_project(&mut session.client, tsconfig)?;
+                    let (snapshot, _, roots) = open_project(&session.typed, &mut session.client, tsconfig)?;
                     samples.record(started.elapsed());
                     // Untimed: release the previous snapshot, as disposing it does in the official client.
                     let _: Option<Value> =

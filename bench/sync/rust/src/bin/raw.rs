@@ -6,9 +6,11 @@
 //! first byte: the server encodes the whole AST before it writes) and moving the bytes
 //! (first → last byte).
 //!
-//! Workloads: `echo`, `load-warm` (`updateSnapshot` again) and `transfer-small|medium|large`
-//! (`getSourceFile`), on one server with the project open (its first `initialize` and
-//! `updateSnapshot` are not timed).
+//! Workloads: `echo`, `load-warm` (opening the project again) and
+//! `transfer-small|medium|large` (`getSourceFile`), on one server with the project open (its
+//! first `initialize` and opening are not timed). The release the inputs name (`server`)
+//! picks, by hand, the method that opens the project and where its answer lists the root
+//! files ([`Opening`]); nothing else differs for these workloads.
 
 use std::io::{Read, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -16,6 +18,35 @@ use std::time::Instant;
 
 use bench_sync::{main_with, unsupported, Args, BoxError, Driver, Samples, Workload};
 use serde_json::{json, Value};
+
+/// How a release opens a project: the method, and where its answer's project lists the root files.
+struct Opening {
+    method: &'static str,
+    root_files: &'static [&'static str],
+}
+
+impl Opening {
+    fn of(args: &Args) -> Result<Opening, BoxError> {
+        match args.inputs["server"].as_str() {
+            Some("7.0.2") => Ok(Opening { method: "updateSnapshot", root_files: &["rootFiles"] }),
+            Some("7.1.0-beta") => {
+                Ok(Opening { method: "createSnapshot", root_files: &["parsedCommandLine", "fileNames"] })
+            }
+            other => Err(format!("inputs: no opening method known for server {other:?}").into()),
+        }
+    }
+
+    fn request(&self, args: &Args) -> Result<Vec<u8>, BoxError> {
+        let tsconfig = args.inputs["tsconfig"].as_str().ok_or("inputs: no tsconfig")?;
+        Ok(request_tuple(self.method, json!({ "openProjects": [tsconfig] }).to_string().as_bytes()))
+    }
+
+    /// The root file count of the answer's first project.
+    fn roots(&self, answer: &Value) -> usize {
+        let list = self.root_files.iter().fold(&answer["projects"][0], |value, key| &value[*key]);
+        list.as_array().map_or(0, Vec::len)
+    }
+}
 
 /// A request tuple `[1, name, payload]`, bin8/16/32 as short as fits.
 fn request_tuple(name: &str, payload: &[u8]) -> Vec<u8> {
@@ -58,6 +89,7 @@ struct RawTsc {
     stdin: ChildStdin,
     stdout: ChildStdout,
     buffer: Vec<u8>,
+    opening: Opening,
     snapshot: u64,
     project: String,
 }
@@ -77,15 +109,26 @@ impl RawTsc {
             let _ = child.wait();
             return Err("the server's pipes are missing".into());
         };
-        let mut raw = RawTsc { child, stdin, stdout, buffer: vec![0; 1 << 16], snapshot: 0, project: String::new() };
+        let opening = match Opening::of(args) {
+            Ok(opening) => opening,
+            Err(error) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(error);
+            }
+        };
+        let buffer = vec![0; 1 << 16];
+        let mut raw = RawTsc { child, stdin, stdout, buffer, opening, snapshot: 0, project: String::new() };
         let opened = raw.json("initialize", b"null").and_then(|_| {
-            let tsconfig = args.inputs["tsconfig"].as_str().ok_or("inputs: no tsconfig")?;
-            raw.json("updateSnapshot", json!({ "openProjects": [tsconfig] }).to_string().as_bytes())
+            let tuple = raw.opening.request(args)?;
+            let (start, end, _) = raw.exchange(&tuple)?;
+            Ok(serde_json::from_slice::<Value>(&raw.buffer[start..end])?)
         });
         match opened {
             Ok(answer) => {
-                raw.snapshot = answer["snapshot"].as_u64().ok_or("updateSnapshot: no snapshot")?;
-                raw.project = answer["projects"][0]["id"].as_str().ok_or("updateSnapshot: no project")?.to_owned();
+                raw.snapshot = answer["snapshot"].as_u64().ok_or("opening the project: no snapshot")?;
+                let project = answer["projects"][0]["id"].as_str().ok_or("opening the project: no project")?;
+                raw.project = project.to_owned();
                 Ok(raw)
             }
             Err(error) => {
@@ -162,24 +205,23 @@ impl Driver for Raw {
         let name = workload.name.as_str();
         if name == "load-warm" {
             // As the clients do (which leaves the server in the same state before the
-            // transfers): `updateSnapshot` again, the answer parsed and the old snapshot
+            // transfers): the project opened again, the answer parsed and the old snapshot
             // released after the clock.
-            let tsconfig = args.inputs["tsconfig"].as_str().ok_or("inputs: no tsconfig")?;
-            let tuple = request_tuple("updateSnapshot", json!({ "openProjects": [tsconfig] }).to_string().as_bytes());
+            let tuple = raw.opening.request(args)?;
             let mut roots = 0;
             for _ in 0..workload.total() {
                 let started = Instant::now();
                 let (start, end, _) = raw.exchange(&tuple)?;
                 samples.record(started.elapsed());
                 let answer: Value = serde_json::from_slice(&raw.buffer[start..end])?;
-                roots = answer["projects"][0]["rootFiles"].as_array().map_or(0, Vec::len);
+                roots = raw.opening.roots(&answer);
                 let old = std::mem::replace(&mut raw.snapshot, answer["snapshot"].as_u64().ok_or("no snapshot")?);
                 raw.json("release", json!({ "snapshot": old }).to_string().as_bytes())?;
             }
             return Ok(samples.line(workload, json!({ "root_files": roots })));
         }
         if name != "echo" && !name.starts_with("transfer-") {
-            return Ok(unsupported(workload, "the raw client only sends echo, updateSnapshot and getSourceFile"));
+            return Ok(unsupported(workload, "the raw client only sends echo, the project opening and getSourceFile"));
         }
         let tuple = if name == "echo" {
             request_tuple("echo", args.inputs["echo_payload"].as_str().ok_or("inputs: no echo_payload")?.as_bytes())
