@@ -41,6 +41,12 @@ export abstract class PeerHandle {
     return peer?.[member];
   }
 
+  /** Whether `sessionId` is a session of this connection: opened by an answer
+   * (`session/new`, `session/load`, ...) and not closed since. */
+  knowsSession(sessionId: string): boolean {
+    return this.endpoint.sessions.has(sessionId);
+  }
+
   /** Resolves once everything sent so far has been written out. */
   flush(): Promise<void> {
     return this.endpoint.peer.flush();

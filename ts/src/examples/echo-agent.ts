@@ -8,7 +8,11 @@
  *     node ts/dist/examples/run-prompt.js --allow -- node ts/dist/examples/echo-agent.js
  *
  * `--delay SECONDS` paces the stream like a model would (default 0.05; 0 streams as
- * fast as the client reads). The agent exits when its stdin closes.
+ * fast as the client reads). The agent exits when its stdin closes. With
+ * `--listen HOST:PORT` it serves itself over the network instead, at
+ * `http://HOST:PORT/acp` (Streamable HTTP and WebSocket, one agent per connection),
+ * until it is stopped by a signal; the line `echo-agent: listening on URL` on stderr
+ * says the socket is bound (port 0: any free port).
  */
 
 import * as v1 from "../acp/v1.js";
@@ -69,22 +73,33 @@ export class EchoAgent implements v1.Agent {
   }
 }
 
-const USAGE = `usage: echo-agent [--delay SECONDS]
+const USAGE = `usage: echo-agent [--delay SECONDS] [--listen HOST:PORT]
 
 An ACP agent on stdin/stdout that echoes each prompt back word by word, asks
 permission for a pretend tool call when the prompt mentions "tool", and ends a
 cancelled turn with \`cancelled\`. It exits when its stdin closes.
 
-  --delay SECONDS  the pause between two words (default 0.05; 0: as fast as read)
-  -h, --help       this text
+  --delay SECONDS     the pause between two words (default 0.05; 0: as fast as read)
+  --listen HOST:PORT  serve at http://HOST:PORT/acp (HTTP and WebSocket) instead
+  -h, --help          this text
 `;
 
-/** The command line read: the pace between two words in ms, `"help"`, or what is wrong. */
-export function parseArgs(args: readonly string[]): { delay: number } | "help" | { error: string } {
+/** The command line read: the pace between two words in ms and where to listen (`null`:
+ * stdin/stdout), `"help"`, or what is wrong. */
+export function parseArgs(args: readonly string[]): { delay: number; listen: { host: string; port: number } | null } | "help" | { error: string } {
   let seconds = 0.05;
+  let listen: { host: string; port: number } | null = null;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string;
     if (arg === "--help" || arg === "-h") return "help";
+    if (arg === "--listen" || arg.startsWith("--listen=")) {
+      const where = arg === "--listen" ? args[++i] : arg.slice("--listen=".length);
+      const colon = where === undefined ? -1 : where.lastIndexOf(":");
+      const port = where === undefined ? "" : where.slice(colon + 1);
+      if (where === undefined || colon < 0 || !/^\d{1,5}$/.test(port) || Number(port) > 65535) return { error: `--listen wants HOST:PORT, found ${where ?? "nothing"}` };
+      listen = { host: where.slice(0, colon).replace(/^\[|\]$/g, "") || "127.0.0.1", port: Number(port) };
+      continue;
+    }
     let value: string | undefined;
     if (arg === "--delay") {
       value = args[++i];
@@ -94,7 +109,19 @@ export function parseArgs(args: readonly string[]): { delay: number } | "help" |
     seconds = Number(value);
     if (value.trim() === "" || !Number.isFinite(seconds)) return { error: `--delay needs a number of seconds, found ${value}` };
   }
-  return { delay: Math.max(0, seconds) * 1000 };
+  return { delay: Math.max(0, seconds) * 1000, listen };
+}
+
+/** Serves the agent over the network until SIGINT or SIGTERM. */
+async function serveNetwork(host: string, port: number, delay: number): Promise<void> {
+  const remote = await import("../acp/remote/index.js");
+  const listening = await remote.listen(remote.agentServer(() => new EchoAgent(delay)), host, port);
+  process.stderr.write(`echo-agent: listening on ${listening.url}\n`);
+  await new Promise<void>((resolve) => {
+    process.once("SIGINT", resolve);
+    process.once("SIGTERM", resolve);
+  });
+  await listening.close();
 }
 
 /** The command line: serves the agent on stdin/stdout until stdin closes; the exit
@@ -110,7 +137,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   try {
-    await v1.serveAgentStdio(new EchoAgent(args.delay));
+    if (args.listen !== null) await serveNetwork(args.listen.host, args.listen.port, args.delay);
+    else await v1.serveAgentStdio(new EchoAgent(args.delay));
     return 0;
   } catch (err) {
     process.stderr.write(`echo-agent: ${err instanceof Error ? err.message : String(err)}\n`);

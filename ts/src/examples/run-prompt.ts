@@ -11,6 +11,9 @@
  * and whatever it started in its process group, is gone when this program exits
  * (exit status 1 when the prompt failed). `--agent PROGRAM` is a shorthand for
  * `-- PROGRAM` (a program taking no arguments).
+ *
+ * `--url http://HOST:PORT/acp` connects to an agent served over the network instead of
+ * starting one: over Streamable HTTP, or over WebSocket with `--ws`.
  */
 
 import { FsRoots } from "../acp/fs.js";
@@ -79,23 +82,28 @@ interface Args {
   allow: boolean;
   prompt: string;
   command: string[];
+  url: string | null;
+  websocket: boolean;
 }
 
-const USAGE = `usage: run-prompt [--allow|--reject] [--prompt TEXT] -- <agent command>…
+const USAGE = `usage: run-prompt [--allow|--reject] [--prompt TEXT] (-- <agent command>… | --url URL [--ws])
 
-Starts the agent command, runs one prompt and prints the reply as it streams in:
-message text on stdout, tool calls, permissions and the stop reason on stderr.
-Ctrl-C cancels the turn. Files are served from the current directory only.
+Starts the agent command (or connects to the agent served at URL), runs one
+prompt and prints the reply as it streams in: message text on stdout, tool
+calls, permissions and the stop reason on stderr. Ctrl-C cancels the turn.
+Files are served from the current directory only.
 
   --allow          answer permission requests with the first "allow" option
   --reject         ... with the first "reject" option (the default)
   --prompt TEXT    the prompt (default "hello from run-prompt")
   --agent PROGRAM  shorthand for \`-- PROGRAM\` (a program without arguments)
+  --url URL        connect to the agent at URL (http://HOST:PORT/acp)
+  --ws             with --url: over WebSocket, not Streamable HTTP
   -h, --help       this text
 `;
 
 function parse(argv: readonly string[]): Args | "help" | string {
-  const args: Args = { allow: false, prompt: "hello from run-prompt", command: [] };
+  const args: Args = { allow: false, prompt: "hello from run-prompt", command: [], url: null, websocket: false };
   let chose: string | null = null;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
@@ -108,18 +116,25 @@ function parse(argv: readonly string[]): Args | "help" | string {
       if (chose !== null && chose !== arg) return "--allow and --reject exclude each other";
       chose = arg;
       args.allow = arg === "--allow";
-    } else if (arg === "--prompt" || arg === "--agent") {
+    } else if (arg === "--ws") {
+      args.websocket = true;
+    } else if (arg === "--prompt" || arg === "--agent" || arg === "--url") {
       const value = argv[++i];
       if (value === undefined) return `${arg} needs a value`;
       if (arg === "--prompt") args.prompt = value;
+      else if (arg === "--url") args.url = value;
       else args.command = [value];
     } else if (arg.startsWith("--prompt=")) {
       args.prompt = arg.slice("--prompt=".length);
+    } else if (arg.startsWith("--url=")) {
+      args.url = arg.slice("--url=".length);
     } else if (arg.startsWith("--agent=")) {
       args.command = [arg.slice("--agent=".length)];
     } else return `unknown argument ${arg}`;
   }
-  if (args.command.length === 0) return "no agent command after --";
+  if (args.url !== null && args.command.length > 0) return "give either --url or an agent command after --, not both";
+  if (args.websocket && args.url === null) return "--ws needs --url";
+  if (args.url === null && args.command.length === 0) return "no agent command after -- (or --url)";
   return args;
 }
 
@@ -135,6 +150,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   const cwd = process.cwd();
+  if (args.url !== null) return runRemote(args, args.url, cwd);
   let spawned: { agent: v1.AgentConnection; process: import("../acp/process.js").AgentProcess };
   try {
     spawned = await v1.spawnAgent(args.command, new Printer(args.allow, await FsRoots.of([cwd])));
@@ -153,5 +169,28 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 1;
   } finally {
     await spawned.process.close();
+  }
+}
+
+/** `--url`: the prompt against an agent served over the network. */
+async function runRemote(args: Args, url: string, cwd: string): Promise<number> {
+  const { connect } = await import("../acp/remote/index.js");
+  let remote: Awaited<ReturnType<typeof connect>>;
+  try {
+    remote = await connect(url, new Printer(args.allow, await FsRoots.of([cwd])), { websocket: args.websocket });
+  } catch (err) {
+    process.stderr.write(`run-prompt: cannot connect to ${url}: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+  try {
+    const stop = await run(remote.agent, cwd, args.prompt);
+    process.stdout.write("\n");
+    process.stderr.write(`[stop] ${stop}\n`);
+    return 0;
+  } catch (err) {
+    process.stderr.write(`\nrun-prompt: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  } finally {
+    await remote.close();
   }
 }

@@ -180,7 +180,7 @@ export function scanPrefix(prefix: Uint8Array): { id: RequestId | undefined; sha
 }
 
 /** An id's text as an integer (within the 64-bit ranges), a string or null; else `undefined`. */
-function idOf(bytes: Uint8Array): RequestId | undefined {
+export function idOf(bytes: Uint8Array): RequestId | undefined {
   if (!isUtf8(bytes)) return undefined;
   try {
     const node = parse(Buffer.from(bytes).toString("utf8"));
@@ -194,7 +194,9 @@ function idOf(bytes: Uint8Array): RequestId | undefined {
   }
 }
 
-class Scanner {
+/** Walks JSON text byte by byte without building values: keys, punctuation, whole values
+ * skipped (a truncated value reports `false`). The remote transport's routing scans use it too. */
+export class Scanner {
   at = 0;
 
   constructor(readonly data: Uint8Array) {}
