@@ -6,8 +6,9 @@ VENV ?= $(CURDIR)/.venv
 PYTHON ?= $(if $(wildcard $(VENV)/bin/python),$(VENV)/bin/python,python3)
 CARGO ?= cargo
 # Node packages every part needs: the TypeScript SDK's toolchain, the official ACP SDK (interop),
-# the benchmark's adapters, and the sync channel's real peer (typescript 7.0.2's `tsc --api`).
-NODE_DIRS := ts interop/official/acp-ts bench/ts interop/tsc-api interop/tsc-api/7.1
+# the benchmark's adapters, the sync channel's real peer (typescript 7.0.2's `tsc --api`) and
+# the official A2A JavaScript SDK (interop).
+NODE_DIRS := ts interop/official/acp-ts bench/ts interop/tsc-api interop/tsc-api/7.1 interop/official/a2a-js
 
 .PHONY: help dev venv node-deps version-check crates-package-check readme-test python-package-test test lint fmt codegen codegen-test codegen-check pins-check vectors vectors-lint vectors-author rust-test python-test python-lint ts-build ts-test ts-lint doc clean bench bench-pg-cost bench-smoke bench-lint
 
@@ -45,8 +46,9 @@ python-lint: ## ruff check, ruff format --check and mypy --strict on the Python 
 ts-build: ## Build the TypeScript SDK into ts/dist (tsc; needs `npm ci --prefix ts`)
 	cd ts && node -e "require('node:fs').rmSync('dist', {recursive: true, force: true})" && ./node_modules/.bin/tsc -p tsconfig.json
 
-ts-test: ts-build ## The TypeScript SDK's tests (node:test), every vector case included
-	cd ts && node --test dist/test/
+ts-test: ts-build ## The TypeScript SDK's tests (node:test), every vector case included; A2A interop against the Rust server (built here)
+	$(CARGO) build -p agentproto-cli
+	cd ts && PYTHON=$(PYTHON) node --test dist/test/
 
 version-check: ## One version number for the release: Cargo workspace, Python package, npm package
 	$(PYTHON) tests/versions.py
