@@ -5,9 +5,11 @@
 //! `cancelled` when the client sends `session/cancel` (the connection ends the
 //! turn; this handler is simply dropped). Run it under any ACP client, e.g.
 //! `cargo run --example run-prompt -- --allow -- cargo run --example echo-agent`.
+//! With `--listen HOST:PORT` it serves itself over the network instead, at
+//! `http://HOST:PORT/acp` (Streamable HTTP and WebSocket, one agent per connection).
 //!
 //! ```text
-//! echo-agent [--help]
+//! echo-agent [--listen HOST:PORT] [--help]
 //! ```
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -56,12 +58,14 @@ impl Agent for EchoAgent {
     }
 }
 
-const USAGE: &str = "usage: echo-agent [--help]\n\nAn ACP agent on stdin/stdout that echoes each prompt back, word by word.\nRun it under an ACP client, e.g. run-prompt -- echo-agent.\n";
+const USAGE: &str = "usage: echo-agent [--listen HOST:PORT] [--help]\n\nAn ACP agent on stdin/stdout that echoes each prompt back, word by word.\nRun it under an ACP client, e.g. run-prompt -- echo-agent.\nWith --listen it serves at http://HOST:PORT/acp (Streamable HTTP and WebSocket).\n";
 
 /// What the command line asks for.
 #[derive(Debug, PartialEq)]
 enum Command {
     Serve,
+    /// Serve over the network at this address.
+    Listen(String),
     Help,
     /// A usage error: the message, then the usage on stderr, exit status 2.
     Wrong(String),
@@ -71,6 +75,11 @@ fn parse(args: &[String]) -> Command {
     match args.first().map(String::as_str) {
         None => Command::Serve,
         Some("--help" | "-h") => Command::Help,
+        Some("--listen") => match args.get(1..) {
+            Some([address]) => Command::Listen(address.clone()),
+            Some([]) | None => Command::Wrong("--listen needs HOST:PORT".to_owned()),
+            Some([_, extra, ..]) => Command::Wrong(format!("unknown argument {extra:?}")),
+        },
         Some(other) => Command::Wrong(format!("unknown argument {other:?}")),
     }
 }
@@ -80,6 +89,7 @@ async fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match parse(&args) {
         Command::Serve => {}
+        Command::Listen(address) => return listen(&address).await,
         Command::Help => {
             print!("{USAGE}");
             return;
@@ -90,6 +100,32 @@ async fn main() {
         }
     }
     if let Err(e) = serve_agent_stdio(EchoAgent::default(), AcpOptions::default()).await {
+        eprintln!("echo-agent: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// Serves fresh echo agents at `http://ADDRESS/acp` until Ctrl-C.
+async fn listen(address: &str) {
+    use agentproto_acp::remote::{RemoteServer, ServerLimits};
+    let listener = match tokio::net::TcpListener::bind(address).await {
+        Ok(listener) => listener,
+        Err(e) => {
+            eprintln!("echo-agent: cannot listen on {address}: {e}");
+            std::process::exit(1);
+        }
+    };
+    if let Ok(local) = listener.local_addr() {
+        eprintln!("echo-agent: serving at http://{local}/acp");
+    }
+    let server = RemoteServer::agent::<V1, _, _>(EchoAgent::default, AcpOptions::default(), ServerLimits::default());
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        let _ = tokio::signal::ctrl_c().await;
+        stop.cancel();
+    });
+    if let Err(e) = server.serve(listener, shutdown).await {
         eprintln!("echo-agent: {e}");
         std::process::exit(1);
     }

@@ -3,12 +3,15 @@
 //!
 //! ```text
 //! run-prompt [--allow | --reject] [--prompt TEXT] -- <agent command> [args…]
+//! run-prompt [--allow | --reject] [--prompt TEXT] --url http://HOST:PORT/acp [--ws]
 //! run-prompt --help
 //! ```
 //!
 //! Permission requests are answered from the flag: `--allow` picks the first
 //! "allow" option, `--reject` (the default) the first "reject" option. Ctrl-C
-//! sends `session/cancel`. Files are served from the current directory only.
+//! sends `session/cancel`. Files are served from the current directory only. With
+//! `--url` it connects to an agent served over the network (Streamable HTTP, or
+//! WebSocket with `--ws`) instead of spawning one.
 
 use agentproto_acp::fs::FsRoots;
 use agentproto_acp::v1::*;
@@ -74,16 +77,29 @@ impl Client for Printer {
 
 const USAGE: &str = "\
 usage: run-prompt [--allow | --reject] [--prompt TEXT] -- <agent command> [args...]
+       run-prompt [--allow | --reject] [--prompt TEXT] --url URL [--ws]
        run-prompt --help
 
-Spawns the agent command, runs one prompt turn and prints the agent's reply on
+Spawns the agent command (or connects to the agent at URL, e.g.
+http://127.0.0.1:8000/acp), runs one prompt turn and prints the agent's reply on
 stdout (updates and the stop reason on stderr). Ctrl-C cancels the turn.
 
   --allow        answer permission requests with the first allow option
   --reject       answer them with the first reject option (the default)
   --prompt TEXT  the prompt (default: \"hello from run-prompt\")
+  --url URL      the agent served over the network (Streamable HTTP)
+  --ws           reach it over WebSocket instead
   --help         this text
 ";
+
+/// Where the agent is.
+#[derive(Debug, PartialEq)]
+enum Agent {
+    /// A command to spawn.
+    Command(Vec<String>),
+    /// A URL to connect to, over WebSocket or not.
+    Url { url: String, websocket: bool },
+}
 
 /// What the command line asks for.
 #[derive(Debug, PartialEq)]
@@ -91,7 +107,7 @@ enum Command {
     Run {
         allow: bool,
         prompt: String,
-        agent: Vec<String>,
+        agent: Agent,
     },
     Help,
     /// A usage error: the message, then the usage on stderr, exit status 2.
@@ -101,6 +117,8 @@ enum Command {
 fn parse(args: &[String]) -> Command {
     let mut allow = false;
     let mut prompt = "hello from run-prompt".to_owned();
+    let mut url = None;
+    let mut websocket = false;
     let mut words = args.iter();
     while let Some(word) = words.next() {
         match word.as_str() {
@@ -111,17 +129,31 @@ fn parse(args: &[String]) -> Command {
                 Some(text) => prompt = text.clone(),
                 None => return Command::Wrong("--prompt needs a value".to_owned()),
             },
+            "--url" => match words.next() {
+                Some(text) => url = Some(text.clone()),
+                None => return Command::Wrong("--url needs a value".to_owned()),
+            },
+            "--ws" => websocket = true,
+            "--" if url.is_some() => {
+                return Command::Wrong("--url and -- <agent command> exclude each other".to_owned())
+            }
             "--" => {
                 let agent: Vec<String> = words.cloned().collect();
                 if agent.is_empty() {
                     return Command::Wrong("no agent command after --".to_owned());
                 }
-                return Command::Run { allow, prompt, agent };
+                if websocket {
+                    return Command::Wrong("--ws needs --url".to_owned());
+                }
+                return Command::Run { allow, prompt, agent: Agent::Command(agent) };
             }
             other => return Command::Wrong(format!("unknown argument {other:?}")),
         }
     }
-    Command::Wrong("missing -- <agent command>".to_owned())
+    match url {
+        Some(url) => Command::Run { allow, prompt, agent: Agent::Url { url, websocket } },
+        None => Command::Wrong("missing -- <agent command> or --url URL".to_owned()),
+    }
 }
 
 fn fail(message: impl std::fmt::Display) -> ! {
@@ -145,6 +177,23 @@ async fn main() {
     };
     let cwd = std::env::current_dir().unwrap_or_else(|e| fail(e));
     let files = FsRoots::new([&cwd]).unwrap_or_else(|e| fail(e));
+    let command = match command {
+        Agent::Command(command) => command,
+        Agent::Url { url, websocket } => {
+            let remote = agentproto_acp::remote::RemoteOptions::new().websocket(websocket);
+            let printer = Printer { allow, files };
+            let (agent, transport) =
+                agentproto_acp::remote::connect::<V1, _>(&url, printer, AcpOptions::default(), remote)
+                    .await
+                    .unwrap_or_else(|e| fail(e));
+            let outcome = run(&agent, cwd.display().to_string(), text).await;
+            transport.close().await;
+            if let Err(e) = outcome {
+                fail(e);
+            }
+            return;
+        }
+    };
     let (program, rest) = command.split_first().expect("parse requires an agent command");
     let mut agent_command = tokio::process::Command::new(program);
     agent_command.args(rest);

@@ -333,6 +333,8 @@ pub mod agent;
 pub mod client;
 mod endpoint;
 pub mod receive;
+#[cfg(any(feature = "remote-server", feature = "remote-client"))]
+pub mod remote;
 mod role;
 pub mod rules;
 mod session;
