@@ -10,7 +10,7 @@ CARGO ?= cargo
 # the official A2A JavaScript SDK (interop).
 NODE_DIRS := ts interop/official/acp-ts bench/ts interop/tsc-api interop/tsc-api/7.1 interop/official/a2a-js
 
-.PHONY: help dev venv node-deps version-check crates-package-check readme-test python-package-test test lint fmt codegen codegen-test codegen-check pins-check vectors vectors-lint vectors-author rust-test python-test python-lint ts-build ts-test ts-lint doc clean bench bench-pg-cost bench-smoke bench-lint
+.PHONY: help dev venv node-deps version-check crates-package-check readme-test python-package-test test lint fmt codegen codegen-test codegen-check pins-check spec-refresh spec-verify vectors vectors-lint vectors-author rust-test python-test python-lint ts-build ts-test ts-lint doc clean bench bench-pg-cost bench-smoke bench-lint
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 18
@@ -30,7 +30,7 @@ node-deps: $(foreach d,$(NODE_DIRS),$(d)/node_modules/.package-lock.json) ## npm
 %/node_modules/.package-lock.json: %/package-lock.json
 	npm ci --prefix $* --no-audit --no-fund
 
-test: pins-check version-check codegen-test codegen-check vectors-lint lint doc crates-package-check rust-test python-lint python-test python-package-test ts-lint ts-test readme-test bench-smoke ## Every check and every test (what CI runs)
+test: pins-check spec-verify version-check codegen-test codegen-check vectors-lint lint doc crates-package-check rust-test python-lint python-test python-package-test ts-lint ts-test readme-test bench-smoke ## Every check and every test (what CI runs)
 
 rust-test: ## All Rust tests: unit, integration, doc, property and vector tests
 	$(CARGO) test --workspace --all-features
@@ -92,6 +92,12 @@ codegen-check: ## Fail if generated code differs from what spec/ and codegen/ pr
 
 pins-check: ## Verify every file under spec/ against spec/PINNED.json
 	cd codegen && $(PYTHON) -m agentproto_codegen --pins-only
+
+spec-refresh: ## Follow the ACP schema upstream: newest schema crate (or VERSION=x.y.z) -> spec/acp, pins, every language, change report
+	cd codegen && $(PYTHON) -m agentproto_codegen.refresh $(if $(VERSION),--version $(VERSION))
+
+spec-verify: ## Check that codegen/schema-export reproduces the pinned ACP schema files from their crate version
+	cd codegen && $(PYTHON) -m agentproto_codegen.refresh --verify
 
 vectors: ## Run the conformance vectors through the Rust receive paths (ACP, then A2A)
 	$(CARGO) test -p agentproto-vector-runner

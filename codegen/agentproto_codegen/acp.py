@@ -115,6 +115,11 @@ class Reader:
         if choices is not None and not self.constraint_only(choices, d):
             flatten = name + "Variant"
             self.read_choice(flatten, choices, f"The variant part of [`{name}`].")
+            # A property that is also the tag of the flattened union (`IdleStateUpdate`'s
+            # `stopReason`) belongs to the union: as a field too, it would be read and
+            # written twice.
+            tag = getattr(self.out[flatten], "tag_field", None)
+            fields = [f for f in fields if f.wire != tag]
         self.add(Struct(name, fields, flatten, doc))
 
     def fields_of(self, owner: str, d: dict[str, Any]) -> list[Field]:
@@ -370,7 +375,7 @@ def read_spec(
         for t in (m.params, m.result):
             if t is not None and t not in decls:
                 raise SchemaError(f"{m.wire}: type {t} was not generated")
-    rel = schema_path.split("spec/", 1)[-1]
+    rel = schema_path.rsplit("/spec/", 1)[-1]  # the path under spec/ (a checkout may sit in a folder named *spec)
     spec = Spec("acp", version, surface, rel, sha256, int(meta["version"]), decls, methods)
     spec.sources = [{"file": f"spec/{rel}", "sha256": sha256}]
     return spec

@@ -562,7 +562,7 @@ class Emitter:
         with out.block(self.fn_head(f"d_{n}", f"t.{n}")):
             out.line(f"const obj = rt.expectObject(v, path, {ts_str(n)});")
             uses_rest = any(
-                sh.kind in ("tagged", "wrapped") for v, sh in zip(u.variants, self.m.shapes[n]) if v.tag is not None
+                sh.kind in ("tagged", "wrapped", "flattened") for v, sh in zip(u.variants, self.m.shapes[n]) if v.tag is not None
             )
             out.line(f"const [tag{', rest' if uses_rest else ''}] = rt.splitTag(obj, {tag}, path);")
             with out.block("switch (tag) {"):
@@ -581,7 +581,9 @@ class Emitter:
                                 f"return {{ {ts_property(tag_field)}: {ts_str(variant.tag)}, variant: {inner} }} as t.{n};"
                             )
                         elif shape.kind == "flattened":
-                            out.line(f"return g_{shape.payload}(obj, path, cx, {literal}) as t.{n};")
+                            # Without the tag: a union flattened into the payload that keeps an
+                            # unknown variant's members must not keep this tag among them.
+                            out.line(f"return g_{shape.payload}(rt.sub(obj, rest), path, cx, {literal}) as t.{n};")
                         else:
                             out.line(f"return f_{shape.payload}(rest, path, cx, {literal}) as t.{n};")
             with out.block("if (tag === null) {"):

@@ -49,7 +49,7 @@ class ReaderTests(unittest.TestCase):
         update = d["SessionUpdate"]
         assert isinstance(update, Union)
         self.assertEqual(update.tag_field, "sessionUpdate")
-        self.assertEqual(len(update.variants), 14)
+        self.assertEqual(len(update.variants), 19)
         self.assertFalse(update.open)
         elicit = d["CreateElicitationRequestVariant"]
         assert isinstance(elicit, Union)

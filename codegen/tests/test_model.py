@@ -69,7 +69,7 @@ class ModelTests(unittest.TestCase):
         update = v1.decls["SessionUpdate"]
         assert isinstance(update, Union)
         marks = {v.name: v.stability for v in update.variants}
-        self.assertEqual((marks["AgentMessageChunk"], marks["PlanUpdate"]), ("stable", "unstable"))
+        self.assertEqual((marks["AgentMessageChunk"], marks["CursorUpdate"]), ("stable", "unstable"))
         v2 = self.models["acp-v2"]
         self.assertEqual(self.method("acp-v2", "session/prompt").stability, "draft")
         self.assertEqual(self.method("acp-v2", "session/fork").stability, "unstable")

@@ -571,7 +571,7 @@ def build_meta_and_unknown_fields():
          input=resp(3, {"stopReason": "refusal", "reason": "policy"}), direction=A2C, pending=pend(3, PR))
     case(f"{F}/in-capabilities", R, "Unknown capability flags in clientCapabilities are accepted and dropped on re-encoding (custom ones belong in `_meta`).",
          x_request("initialize", 1, "InitializeRequest", {"protocolVersion": 1, "clientCapabilities": with_(CLIENT_CAPS_DEFAULT, terminal=True)}),
-         input=req("initialize", {"protocolVersion": 1, "clientCapabilities": {"terminal": True, "nes": True, "subagents": {}}}))
+         input=req("initialize", {"protocolVersion": 1, "clientCapabilities": {"terminal": True, "nes": True, "holodeck": {}}}))
     case(f"{F}/in-notification", R, "An unknown member in `session/cancel` params is accepted and dropped on re-encoding.",
          x_notification("session/cancel", "CancelNotification", {"sessionId": SID}),
          input=notif("session/cancel", {"sessionId": SID, "reason": "user"}))

@@ -50,8 +50,31 @@ def build_session_updates():
         "compaction_summary_chunk": ({"sessionUpdate": "compaction_summary_chunk", "compactionId": "cmp_1", "content": TEXT_MIN},
                                      {"sessionUpdate": "compaction_summary_chunk", "compactionId": "cmp_1", "content": TEXT_MAX,
                                       "_meta": mt("compaction_summary_chunk")}),
+        # Stable since schema crate 1.20.0 (unstable before): plans by id, subagents, messages
+        # between sessions.
+        "plan_update": ({"sessionUpdate": "plan_update", "plan": {"type": "items", "planId": "plan_1", "entries": []}},
+                        {"sessionUpdate": "plan_update",
+                         "plan": {"type": "markdown", "planId": "plan_1", "content": "# Plan\n1. Read the code",
+                                  "path": "/home/user/project/PLAN.md", "_meta": mt("markdown")},
+                         "_meta": mt("plan_update")}),
+        "plan_removed": ({"sessionUpdate": "plan_removed", "planId": "plan_1"},
+                         {"sessionUpdate": "plan_removed", "planId": "plan_1", "_meta": mt("plan_removed")}),
+        "subagent_update": ({"sessionUpdate": "subagent_update", "sessionId": "sess_child"},
+                            {"sessionUpdate": "subagent_update", "sessionId": "sess_child", "title": "Test runner",
+                             "description": "Runs the test suite", "capabilities": {"cancel": {"_meta": mt("cancel")},
+                                                                                    "_meta": mt("capabilities")},
+                             "state": {"state": "idle", "stopReason": "end_turn", "_meta": mt("state")},
+                             "cwd": "/home/user/project", "additionalDirectories": ["/opt/data"],
+                             "_meta": mt("subagent_update")}),
+        "session_message": ({"sessionUpdate": "session_message", "messageId": "msg_1"},
+                            {"sessionUpdate": "session_message", "messageId": "msg_1", "senderSessionId": "sess_child",
+                             "recipientSessionId": "sess_parent", "senderMessageId": "msg_0",
+                             "recipientMessageId": "msg_2", "content": [TEXT_MAX], "_meta": mt("session_message")}),
+        "session_message_chunk": ({"sessionUpdate": "session_message_chunk", "messageId": "msg_1", "content": TEXT_MIN},
+                                  {"sessionUpdate": "session_message_chunk", "messageId": "msg_1", "content": TEXT_MAX,
+                                   "_meta": mt("session_message_chunk")}),
     }
-    assert len(variants) == 14
+    assert len(variants) == 19
     for kind, (mn, mx) in variants.items():
         update_case(f"{F}/{kind}-min", R,
                     f"A `{kind}` session update with only its required members is dispatched and re-encodes unchanged.", mn, mn)

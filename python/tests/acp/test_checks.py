@@ -262,6 +262,7 @@ ITEMS: dict[str, list[Any]] = {
         {"type": "audio", "data": "aGk=", "mimeType": "audio/wav"},
         {"type": "resource_link", "uri": "file:///a", "name": "a"},
         {"type": "resource", "resource": {"uri": "file:///a", "text": "x"}},
+        {"type": "skill", "name": "review"},
         {"type": "video", "data": "x"},
         {"type": "", "text": "x"},
     ],
