@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod bridge;
 mod check;
 mod inspect;
 mod replay;
@@ -20,6 +21,12 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Serve any stdio ACP agent over the network: Streamable HTTP and WebSocket at
+    /// http://HOST:PORT/acp, one agent process per ACP connection.
+    ///
+    /// `agentproto bridge --listen 127.0.0.1:8000 -- <agent command…>`. Each process runs
+    /// in a process group of its own and ends with its connection.
+    Bridge(bridge::Args),
     /// Run a conformance check against an ACP agent or client.
     Check(check::Args),
     /// Sit between an editor and an agent: pass every byte through and report
@@ -47,6 +54,7 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     match cli.command {
+        Command::Bridge(args) => bridge::main(args),
         Command::Check(args) => check::main(args),
         Command::Inspect(args) => inspect::main(args),
         Command::Replay(args) => replay::main(args),
