@@ -163,6 +163,23 @@ function rawRequest(port: number, request: string): Promise<string> {
   return within(answered, "the raw response").finally(() => socket.destroy());
 }
 
+test("a client that sends its headers too slowly is cut off", async () => {
+  await serving(echoServer({ headersTimeout: 300 }), async (url) => {
+    const socket = net.connect(Number(new URL(url).port), "127.0.0.1");
+    socket.on("error", () => {});
+    try {
+      let answer = "";
+      socket.on("data", (data: Buffer) => (answer += data.toString("latin1")));
+      const closed = new Promise<void>((resolve) => socket.on("close", () => resolve()));
+      socket.write("POST /acp HTTP/1.1\r\nHost: x\r\n"); // and never the rest
+      await within(closed, "the server to end a slow request");
+      assert.ok(answer === "" || answer.startsWith("HTTP/1.1 408"), answer);
+    } finally {
+      socket.destroy();
+    }
+  });
+});
+
 test("connections beyond the limit are refused: 503 for initialize and for an upgrade", async () => {
   await serving(echoServer({ maxConnections: 2 }), async (url) => {
     await initialize(url);

@@ -61,7 +61,9 @@ export interface Listening {
 /** Serves `server` on `host`:`port` (port 0: any free port; read it from `url`). Resolves
  * once the socket is bound. */
 export async function listen(server: RemoteAgentServer, host: string, port: number): Promise<Listening> {
-  const httpServer = http.createServer();
+  // Node checks the header timeout on this period: a fraction of it, so that it holds.
+  const interval = Math.max(50, Math.min(server.limits.headersTimeout / 4, 30_000));
+  const httpServer = http.createServer({ connectionsCheckingInterval: interval });
   server.attach(httpServer);
   await new Promise<void>((resolve, reject) => {
     httpServer.once("error", reject);
