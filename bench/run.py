@@ -10,8 +10,9 @@ check that every adapter reads the same bytes and that the validating ones refus
 invalid message, then run the seed-000 workloads with the implementations interleaved
 (whole-process view, then the in-loop view with an in-process warm-up), the seed-003
 analogue, the end-to-end prompt turn, seed 001's table (bench/seed001.py, when agentproto's
-Python SDK is selected), seed 002's sync-channel workloads against `tsc --api`
-(bench/sync/sync_bench.py) and seed 004's A2A workloads (bench/a2a/a2a_bench.py).
+Python SDK is selected), seed 002's sync-channel workloads against the `tsc --api` of
+typescript 7.0.2, then of 7.1.0-beta (bench/sync/sync_bench.py; --sync-server picks one) and
+seed 004's A2A workloads (bench/a2a/a2a_bench.py).
 Medians with min/max and quartiles; nothing here asserts a timing.
 """
 
