@@ -31,7 +31,8 @@ class ServerThread:
     it (also on `with` exit)."""
 
     def __init__(self, make: Callable[[str], Any]) -> None:
-        self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # IPPROTO_TCP named: asyncio turns Nagle off only on sockets that say they are TCP.
+        self.listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self.listener.bind(("127.0.0.1", 0))
         self.listener.listen(128)
         self.port: int = self.listener.getsockname()[1]

@@ -39,7 +39,10 @@ async def serve(args: argparse.Namespace) -> None:
     import uvicorn
 
     host, _, port = args.addr.rpartition(":")
-    listener = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP named: asyncio turns Nagle off only on sockets that say they are TCP (else
+    # every answer on a kept-alive connection waits for a delayed ACK, ~40 ms).
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind((host.strip("[]"), int(port)))
     listener.listen(1024)
@@ -48,7 +51,8 @@ async def serve(args: argparse.Namespace) -> None:
     base = (args.public_url or f"http://{where}").rstrip("/")
     options = ServerOptions(rest_prefix=args.rest_prefix, lenient_version=args.lenient_version)
     app = create_app(DemoAgent(args.delay), card(base, args.rest_prefix), options=options)
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
+    # Open streams would hold a shutdown up forever: they are cut after a few seconds.
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False, timeout_graceful_shutdown=3)
     server = uvicorn.Server(config)
     started = asyncio.create_task(server.serve(sockets=[listener]))
     while not server.started and not started.done():

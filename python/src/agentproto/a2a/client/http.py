@@ -9,6 +9,7 @@ Every read is bounded by the caller's timeout.
 from __future__ import annotations
 
 import asyncio
+import socket
 import ssl
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
@@ -171,6 +172,10 @@ class HttpClient:
             reader, writer = await asyncio.open_connection(origin.host, origin.port, ssl=ctx, limit=MAX_HEAD)
         except OSError as e:
             raise HttpError(f"cannot connect to {origin.host_header}: {e}", sent=False) from None
+        raw = writer.get_extra_info("socket")
+        if raw is not None:
+            # Requests are written whole; waiting for more to coalesce only adds latency.
+            raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return _Connection(reader, writer), False
 
     async def request(

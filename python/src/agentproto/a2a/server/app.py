@@ -101,7 +101,7 @@ class A2aApp:
             text = value.decode("latin-1")
             headers[key] = f"{headers[key]}, {text}" if key in headers else text
         if path == self.options.card_path and method in ("GET", "HEAD"):
-            await self._card_answer(headers, send)
+            await self._card_answer(headers, send, method == "HEAD")
             return
         if path == self.options.jsonrpc_path and method == "POST":
             binding = "jsonrpc"
@@ -122,7 +122,7 @@ class A2aApp:
         else:
             await self._rest(method, path, query, headers, body, principal, receive, send)
 
-    async def _card_answer(self, headers: dict[str, str], send: Send) -> None:
+    async def _card_answer(self, headers: dict[str, str], send: Send, head: bool) -> None:
         cache = [
             (b"etag", self._etag.encode()),
             (b"cache-control", f"public, max-age={self.options.card_max_age}".encode()),
@@ -130,6 +130,11 @@ class A2aApp:
         wanted = headers.get("if-none-match")
         if wanted is not None and (wanted.strip() == "*" or self._etag in [w.strip() for w in wanted.split(",")]):
             await _answer(send, 304, b"", cache)
+            return
+        if head:
+            length = (b"content-length", str(len(self._card)).encode())
+            await send({"type": "http.response.start", "status": 200, "headers": [_JSON, *cache, length]})
+            await send({"type": "http.response.body", "body": b""})
             return
         await _answer(send, 200, self._card, [_JSON, *cache])
 
