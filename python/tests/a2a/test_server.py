@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
+import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
@@ -207,3 +209,73 @@ def test_the_client_times_out_on_a_silent_server() -> None:
                 await body(client)
 
         asyncio.run(main())
+
+
+def _open_stream(server: ServerThread, body: bytes) -> socket.socket:
+    raw = request_bytes("POST", "/a2a/rest/tasks/" + body.decode() + ":subscribe", HEADERS, b"", server.port)
+    stream = socket.create_connection(("127.0.0.1", server.port), timeout=BOUND)
+    stream.sendall(raw)
+    return stream
+
+
+def _read_until(stream: socket.socket, wanted: bytes) -> bytes:
+    seen = b""
+    while wanted not in seen:
+        chunk = stream.recv(65536)
+        assert chunk, f"the stream ended before {wanted!r}: {seen!r}"
+        seen += chunk
+    return seen
+
+
+def _within_bound(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + BOUND
+    while not condition():
+        assert time.monotonic() < deadline, "the condition did not hold within the bound"
+        time.sleep(0.01)
+
+
+def test_an_idle_stream_gets_keep_alives_and_a_dropped_one_releases_its_reader() -> None:
+    with serve(Misbehaving(), keep_alive=0.05) as server:
+        held: list[str] = []
+
+        async def start(client: A2aClient) -> None:
+            answer = await client.send_message(send("hold", return_immediately=True))
+            assert isinstance(answer.task, Task)
+            held.append(answer.task.id)
+
+        with_client(server, start)
+        stream = _open_stream(server, held[0].encode())
+        try:
+            seen = _read_until(stream, b": keep-alive\n\n")
+            assert b"text/event-stream" in seen and b'"task"' in seen
+            hub = server.app.core.hub
+            assert hub.waiting == 1
+        finally:
+            stream.close()
+        _within_bound(lambda: hub.waiting == 0)
+
+
+def test_the_extended_card_needs_a_principal() -> None:
+    def authenticate(headers: Mapping[str, str]) -> Principal | None:
+        return Principal("alice") if headers.get("authorization") == "Bearer a" else None
+
+    def make(base: str) -> Any:
+        public = card(base)
+        public.capabilities.extended_agent_card = True
+        extended = card(base)
+        extended.name = "the extended card"
+        options = ServerOptions(authenticate=authenticate, extended_card=extended)
+        return create_app(DemoAgent(), public, options=options)
+
+    with ServerThread(make) as server:
+
+        async def anonymous(client: A2aClient) -> None:
+            with pytest.raises(PeerError) as refused:
+                await client.get_extended_agent_card()
+            assert refused.value.kind is ErrorKind.UNAUTHENTICATED
+
+        async def alice(client: A2aClient) -> None:
+            assert (await client.get_extended_agent_card()).name == "the extended card"
+
+        with_client(server, anonymous)
+        with_client(server, alice, "HTTP+JSON", headers={"Authorization": "Bearer a"})

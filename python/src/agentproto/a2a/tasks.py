@@ -211,6 +211,11 @@ class EventHub:
         if not future.done():
             future.cancel()
 
+    @property
+    def waiting(self) -> int:
+        """How many readers wait for a commit (all tasks)."""
+        return sum(len(w) for w in self._waiters.values())
+
     def publish(self, key: TaskKey) -> None:
         for future in self._waiters.pop(key, ()):
             if not future.done():
