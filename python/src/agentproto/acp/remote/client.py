@@ -46,6 +46,7 @@ from agentproto.acp.remote.routing import (
     SESSION_ID_HEADER,
     result_session,
     scan_incoming,
+    scan_outgoing,
     session_header,
 )
 from agentproto.acp.remote.sse import SseParser
@@ -199,6 +200,9 @@ class _HttpTransport(_Transport):
         self.sink = LineSink(self._queue, lambda: self._queued, _QUEUED_BYTES, self._wake_poster)
         self._post: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
         self._streams: dict[str | None, asyncio.Task[None]] = {}
+        # The agent's requests that came on a session's stream, by id: the reply goes back
+        # with that session's `Acp-Session-Id` (a server may route, or refuse, it by that).
+        self._asked_on: dict[tuple[str, int | str | None], str] = {}
         self._poster = asyncio.get_running_loop().create_task(self._post_all())
         self._closed = False
 
@@ -243,6 +247,10 @@ class _HttpTransport(_Transport):
     async def _send(self, line: bytes) -> None:
         headers = [("Content-Type", "application/json"), *self._request_headers()]
         session = session_header(self._surface, line) if self.connection_id is not None else None
+        if session is None:
+            reply = scan_outgoing(line)
+            if reply.response_id is not UNSET:
+                session = self._asked_on.pop(_id_key(reply.response_id), None)
         if session is not None:
             headers.append(("Acp-Session-Id", session))
             self._open_stream(session)
@@ -321,6 +329,10 @@ class _HttpTransport(_Transport):
                 for data in parser.feed(chunk):
                     if session is None:
                         await self._opened_by(data)
+                    else:
+                        asked = scan_incoming(data)
+                        if asked is not None and asked.method is not UNSET and asked.id is not UNSET:
+                            self._asked_on[_id_key(asked.id)] = session
                     if not await self.feed.put(data):
                         return
         except (HttpError, OSError, asyncio.IncompleteReadError):
@@ -352,3 +364,8 @@ class _HttpTransport(_Transport):
             self._post[1].close()
             self._post = None
         self.feed.close()
+
+
+def _id_key(request_id: int | str | None) -> tuple[str, int | str | None]:
+    """A request id as a key that keeps `1` and `"1"` apart."""
+    return (type(request_id).__name__, request_id)
