@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import sys
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +52,9 @@ from agentproto.a2a.tasks import (
 )
 
 __all__ = ["Core"]
+
+LOGGER = logging.getLogger("agentproto.a2a")
+"""Where an executor's unexpected exception is logged (with its traceback)."""
 
 
 @dataclass(slots=True)
@@ -206,25 +209,26 @@ class Core(CoreBase):
     async def _run_turn(self, context: RequestContext, updater: TaskUpdater) -> None:
         error: A2aError | None = None
         try:
-            await self.executor.execute(context, updater)
-        except asyncio.CancelledError:
-            if not context.cancelled.is_set():
-                raise
-        except A2aError as e:
-            error = e
-        except Exception as e:  # noqa: BLE001 - the executor's failure fails its task, never the server
-            error = A2aError(ErrorKind.INTERNAL, f"agent failed: {type(e).__name__}: {e}")
-            print(f"agentproto a2a: executor failed on task {context.task_id}: {e!r}", file=sys.stderr)
+            try:
+                await self.executor.execute(context, updater)
+            except asyncio.CancelledError:
+                if not context.cancelled.is_set():
+                    raise
+            except A2aError as e:
+                error = e
+            except Exception as e:
+                error = A2aError(ErrorKind.INTERNAL, f"agent failed: {type(e).__name__}: {e}")
+                LOGGER.error("the executor failed on task %s", context.task_id, exc_info=e)
+            if error is not None and updater.started:
+                try:
+                    await updater.fail(updater.message(f"agent failed: {error.message}"))
+                except A2aError:
+                    pass  # the task ended meanwhile (canceled)
         finally:
             running = self.running.get(updater.key)
             if running is not None and running.updater is updater:
                 del self.running[updater.key]
-        if error is not None and updater.started:
-            try:
-                await updater.fail(updater.message(f"agent failed: {error.message}"))
-            except A2aError:
-                pass  # the task ended meanwhile (canceled)
-        updater.end(error)
+            updater.end(error)  # nobody waits on this turn for ever, however it ended
 
     # --- canceling -----------------------------------------------------------------
 
