@@ -77,6 +77,9 @@ lint: ## rustfmt and clippy (warnings are errors)
 	$(CARGO) clippy -p agentproto-a2a --no-default-features --features server --all-targets -- -D warnings
 	$(CARGO) clippy -p agentproto-a2a --no-default-features --features client,grpc --all-targets -- -D warnings
 	$(CARGO) clippy -p agentproto-a2a --no-default-features --features server,grpc --all-targets -- -D warnings
+	# agentproto-acp's network transport builds per role: a client-only user builds no server.
+	$(CARGO) clippy -p agentproto-acp --lib --features remote-server -- -D warnings
+	$(CARGO) clippy -p agentproto-acp --lib --features remote-client -- -D warnings
 
 fmt: ## Format the Rust sources
 	$(CARGO) fmt --all

@@ -42,7 +42,7 @@ pub type AcpBody = UnsyncBoxBody<Bytes, Infallible>;
 /// A comment line: ignored by readers, it keeps proxies from closing an idle stream.
 const KEEPALIVE: &[u8] = b": keepalive\n\n";
 
-/// An ACP agent served over the network (see the [module documentation](self)).
+/// An ACP agent served over the network (see the [module documentation](super)).
 /// Cheap to clone: every clone is the same server.
 #[derive(Clone)]
 pub struct RemoteServer {
