@@ -26,7 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from agentproto.a2a.client import A2aClient, PeerError
+from agentproto.a2a.client import A2aClient, PeerError, fetch_card
+from agentproto.a2a.codec import encode
 from agentproto.a2a.errors import ErrorKind
 from agentproto.a2a.generated.v1 import (
     CancelTaskRequest,
@@ -171,3 +172,55 @@ def test_our_client_against_our_python_server(python_server: str, binding: str) 
             await _scenario(python_server, binding)
 
     asyncio.run(main())
+
+
+INVENTED = {"id", "contextId", "taskId", "messageId", "artifactId", "timestamp"}
+"""Members a server invents (ids, times): compared as present, not by value."""
+
+
+def _shape(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: "*" if k in INVENTED else _shape(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shape(v) for v in value]
+    return value
+
+
+async def _demo_answers(base: str) -> list[object]:
+    out: list[object] = []
+    async with await A2aClient.connect(base, timeout=10) as client:
+        for prefix in DEMO_PREFIXES:
+            answer = await client.send_message(_send("hello", f"{prefix}-1"))
+            out.append(_shape(json.loads(encode(answer))))
+        for prefix in ("tck-stream-001", "tck-stream-artifact-chunked", "plain"):
+            events = [item async for item in client.send_streaming_message(_send("hello", f"{prefix}-2"))]
+            out.append([_shape(json.loads(encode(item.event))) for item in events])
+    card = await fetch_card(base)
+    out.append(_shape(json.loads(encode(card).replace(base.encode(), b"BASE"))))
+    return out
+
+
+DEMO_PREFIXES = (
+    "tck-complete-task",
+    "tck-artifact-text",
+    "tck-artifact-file",
+    "tck-artifact-file-url",
+    "tck-artifact-data",
+    "tck-message-response",
+    "tck-input-required",
+    "tck-reject-task",
+    "plain-echo",
+)
+
+
+def test_the_python_demo_agent_answers_as_the_rust_one(python_server: str, rust_server: str) -> None:
+    """The contract of `python -m agentproto.examples.a2a_server`: the card and the answers
+    to the same messages are those of `agentproto serve`, up to invented ids and times."""
+
+    async def main() -> tuple[list[object], list[object]]:
+        async with asyncio.timeout(BOUND):
+            return await _demo_answers(python_server), await _demo_answers(rust_server)
+
+    ours, theirs = asyncio.run(main())
+    for i, (a, b) in enumerate(zip(ours, theirs, strict=True)):
+        assert a == b, f"answer {i} differs:\n  python {a}\n  rust   {b}"
