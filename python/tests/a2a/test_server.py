@@ -26,10 +26,13 @@ from agentproto.a2a.generated.v1 import (
     Role,
     SendMessageConfiguration,
     SendMessageRequest,
+    SubscribeToTaskRequest,
     Task,
     TaskState,
 )
+from agentproto.a2a.memory_store import MemoryStore
 from agentproto.a2a.server import ServerOptions, create_app
+from agentproto.a2a.store import TaskKey
 from tests.a2a.servers import BOUND, ServerThread, exchange, request_bytes
 
 HEADERS = {"A2A-Version": "1.0", "Content-Type": "application/json"}
@@ -279,3 +282,47 @@ def test_the_extended_card_needs_a_principal() -> None:
 
         with_client(server, anonymous)
         with_client(server, alice, "HTTP+JSON", headers={"Authorization": "Bearer a"})
+
+
+class Chatty:
+    """WORKING, five artifacts, then waits to be canceled."""
+
+    async def execute(self, context: RequestContext, updater: TaskUpdater) -> None:
+        await updater.working()
+        for i in range(5):
+            await updater.add_artifact(f"piece {i}", artifact_id=f"a{i}")
+        await asyncio.Event().wait()
+
+
+def test_a_resume_past_what_a_bounded_log_holds_gets_a_gap_event() -> None:
+    def make(base: str) -> Any:
+        return create_app(Chatty(), card(base), store=MemoryStore(max_events=3))
+
+    with ServerThread(make) as server:
+        held: list[str] = []
+
+        async def start(client: A2aClient) -> None:
+            answer = await client.send_message(send("go", return_immediately=True))
+            assert isinstance(answer.task, Task)
+            held.append(answer.task.id)
+
+        with_client(server, start)
+        # The log holds events 5..7 (the creation, WORKING and the first artifacts are gone).
+        _within_bound(lambda: server.app.core.running.get(TaskKey("", held[0])) is not None)
+        stream = socket.create_connection(("127.0.0.1", server.port), timeout=BOUND)
+        try:
+            target = f"/a2a/rest/tasks/{held[0]}:subscribe"
+            stream.sendall(request_bytes("GET", target, {**HEADERS, "Last-Event-ID": "1"}, None, server.port))
+            seen = _read_until(stream, b"id: 7\n")
+            assert b'event: gap\ndata: {"after":1,"resumedAt":5}\n\n' in seen
+        finally:
+            stream.close()
+
+        async def resumed(client: A2aClient) -> None:
+            items = client.subscribe_to_task(SubscribeToTaskRequest(id=held[0]), last_event_id="1")
+            first = await anext(items)
+            assert isinstance(first.event.task, Task) and first.id is None
+            assert (await anext(items)).id == "5"  # the gap is no event for the caller
+            await items.aclose()  # type: ignore[attr-defined]
+
+        with_client(server, resumed)

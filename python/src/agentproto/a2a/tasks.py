@@ -51,6 +51,7 @@ __all__ = [
     "ArtifactChange",
     "Change",
     "EventHub",
+    "Gap",
     "HistoryChange",
     "StatusChange",
     "Tasks",
@@ -228,16 +229,29 @@ class EventHub:
             self.publish(key)
 
 
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """Events after `after` up to `resumed_at` are no longer in the log (a bounded store
+    dropped them); the reader goes on at `resumed_at`."""
+
+    after: int
+    resumed_at: int
+
+
 async def follow(
     store: Store, hub: EventHub, key: TaskKey, after: int, *, until_turn_ends: bool = False, page: int = 256
-) -> AsyncIterator[EventRecord]:
+) -> AsyncIterator[EventRecord | Gap]:
     """The task's events after sequence number `after`, as they are committed, until the
-    log's last event (or, with `until_turn_ends`, the first event that ends a turn). Ends
-    early when the hub closes. Raises `StoreError` (`TaskNotFound` for an evicted task)."""
+    log's last event (or, with `until_turn_ends`, the first event that ends a turn); a
+    `Gap` where the log no longer holds what comes next. Ends early when the hub closes.
+    Raises `StoreError` (`TaskNotFound` for an evicted task)."""
     while True:
         waiter = hub.waiter(key)
         try:
-            events = (await store.read_events(key, after, page)).events
+            found = await store.read_events(key, after, page)
+            events = found.events
+            if events and events[0].seq > after + 1:
+                yield Gap(after, events[0].seq)
             for record in events:
                 yield record
                 after = record.seq

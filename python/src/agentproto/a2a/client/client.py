@@ -335,6 +335,8 @@ class A2aClient:
                         sse = await anext(events, None)
                     if sse is None:
                         return
+                    if sse.event not in (None, "message", "error"):
+                        continue  # `gap` (events the server no longer holds) and what may come
                     status = 200
                     if sse.event == "error":
                         code = _error_code(sse.data)

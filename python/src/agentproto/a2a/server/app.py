@@ -26,6 +26,7 @@ from agentproto.a2a.memory_store import MemoryStore
 from agentproto.a2a.server.core import CallContext, ServerOptions, StreamEvent
 from agentproto.a2a.server.turns import Core
 from agentproto.a2a.store import Store
+from agentproto.a2a.tasks import Gap
 from agentproto.a2a.version import MissingVersion
 
 __all__ = ["A2aApp", "create_app"]
@@ -55,7 +56,7 @@ def create_app(
         store: where tasks live; a bounded `MemoryStore` when not given.
         options: paths, limits, the auth hook and interceptors (`ServerOptions`).
     """
-    return A2aApp(Core(executor, card, store or MemoryStore(), options or ServerOptions()))
+    return A2aApp(Core(executor, card, MemoryStore() if store is None else store, options or ServerOptions()))
 
 
 class A2aApp:
@@ -241,9 +242,11 @@ class A2aApp:
             await _answer(send, 200, head + b',"result":' + encode(answer) + b"}", [_JSON])
             return
 
-        def frame(item: StreamEvent | A2aError) -> bytes:
+        def frame(item: StreamEvent | Gap | A2aError) -> bytes:
             if isinstance(item, A2aError):
                 return _frame(None, None, jsonrpc.RpcRefusal(call.id, item).body())
+            if isinstance(item, Gap):
+                return _gap(item)
             return _frame(item.seq, None, head + b',"result":' + encode(item.event) + b"}")
 
         await self._sse(answer, frame, receive, send, "jsonrpc", call.id)
@@ -282,9 +285,11 @@ class A2aApp:
             await _answer(send, 200, encode(answer), [_JSON])
             return
 
-        def frame(item: StreamEvent | A2aError) -> bytes:
+        def frame(item: StreamEvent | Gap | A2aError) -> bytes:
             if isinstance(item, A2aError):
                 return _frame(None, "error", rest.RestRefusal(item).body())
+            if isinstance(item, Gap):
+                return _gap(item)
             return _frame(item.seq, None, encode(item.event))
 
         await self._sse(answer, frame, receive, send, "rest", None)
@@ -292,7 +297,7 @@ class A2aApp:
     async def _sse(
         self,
         events: Any,
-        frame: Callable[[StreamEvent | A2aError], bytes],
+        frame: Callable[[StreamEvent | Gap | A2aError], bytes],
         receive: Receive,
         send: Send,
         binding: str,
@@ -362,6 +367,10 @@ class A2aApp:
                 pumping.cancel()
                 await asyncio.wait({pumping})
             await events.aclose()
+
+
+def _gap(gap: Gap) -> bytes:
+    return _frame(None, "gap", b'{"after":%d,"resumedAt":%d}' % (gap.after, gap.resumed_at))
 
 
 def _frame(seq: int | None, event: str | None, data: bytes) -> bytes:

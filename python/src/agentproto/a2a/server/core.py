@@ -27,7 +27,7 @@ from agentproto.a2a.generated.v1 import (
     SubscribeToTaskRequest,
 )
 from agentproto.a2a.store import ListQuery, Store, StoreError, TaskKey, timestamp_ms
-from agentproto.a2a.tasks import EventHub, Tasks, follow, is_terminal, store_error, viewed
+from agentproto.a2a.tasks import EventHub, Gap, Tasks, follow, is_terminal, store_error, viewed
 
 __all__ = ["CallContext", "Interceptor", "ServerOptions", "StreamEvent"]
 
@@ -57,7 +57,8 @@ class StreamEvent:
     event: StreamResponse
 
 
-EventStream = AsyncIterator[StreamEvent]
+EventStream = AsyncIterator[StreamEvent | Gap]
+"""A streamed answer: events, and a `Gap` where the log dropped some (SSE `event: gap`)."""
 
 
 @dataclass(slots=True)
@@ -216,7 +217,7 @@ class CoreBase:
         yield first
         try:
             async for record in follow(self.store, self.hub, key, after):
-                yield StreamEvent(record.seq, record.event)
+                yield record if isinstance(record, Gap) else StreamEvent(record.seq, record.event)
         except StoreError as e:
             raise store_error(e, key.id) from None
 

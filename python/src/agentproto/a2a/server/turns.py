@@ -40,6 +40,7 @@ from agentproto.a2a.generated.v1 import (
 from agentproto.a2a.server.core import CallContext, CoreBase, EventStream, StreamEvent, invalid, new_id
 from agentproto.a2a.store import PushConfigRecord, StoreError, TaskKey, TaskRecord
 from agentproto.a2a.tasks import (
+    Gap,
     HistoryChange,
     StatusChange,
     change_error,
@@ -199,6 +200,9 @@ class Core(CoreBase):
             yield StreamEvent(None, StreamResponse(task=viewed(before, history)))
         try:
             async for record in follow(self.store, self.hub, key, first_seq - 1, until_turn_ends=True):
+                if isinstance(record, Gap):
+                    yield record
+                    continue
                 event = record.event
                 if history is not None and event.task is not msgspec.UNSET:
                     event = StreamResponse(task=viewed(event.task, history))
