@@ -18,7 +18,6 @@ from agentproto.a2a.errors import A2aError, ErrorKind
 from agentproto.a2a.executor import AgentExecutor, Principal, checked
 from agentproto.a2a.generated.v1 import (
     AgentCard,
-    Empty,
     GetTaskRequest,
     ListTasksRequest,
     ListTasksResponse,
@@ -230,6 +229,3 @@ class CoreBase:
             raise A2aError(ErrorKind.EXTENDED_AGENT_CARD_NOT_CONFIGURED)
         card: AgentCard = self.options.extended_card
         return card
-
-    async def empty(self) -> Empty:
-        return Empty()

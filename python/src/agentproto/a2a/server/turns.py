@@ -20,10 +20,12 @@ from typing import Any
 import msgspec
 
 from agentproto.a2a.errors import A2aError, ErrorKind
-from agentproto.a2a.executor import RequestContext, TaskUpdater
+from agentproto.a2a.executor import AgentExecutor, RequestContext, TaskUpdater
 from agentproto.a2a.generated.v1 import (
+    AgentCard,
     CancelTaskRequest,
     DeleteTaskPushNotificationConfigRequest,
+    Empty,
     GetTaskPushNotificationConfigRequest,
     ListTaskPushNotificationConfigsRequest,
     ListTaskPushNotificationConfigsResponse,
@@ -37,8 +39,8 @@ from agentproto.a2a.generated.v1 import (
     TaskState,
     TaskStatus,
 )
-from agentproto.a2a.server.core import CallContext, CoreBase, EventStream, StreamEvent, invalid, new_id
-from agentproto.a2a.store import PushConfigRecord, StoreError, TaskKey, TaskRecord
+from agentproto.a2a.server.core import CallContext, CoreBase, EventStream, ServerOptions, StreamEvent, invalid, new_id
+from agentproto.a2a.store import PushConfigRecord, Store, StoreError, TaskKey, TaskRecord
 from agentproto.a2a.tasks import (
     Gap,
     HistoryChange,
@@ -68,9 +70,10 @@ class _Running:
 class Core(CoreBase):
     """The whole binding-neutral server (see the module documentation)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, executor: AgentExecutor, card: AgentCard, store: Store, options: ServerOptions) -> None:
+        super().__init__(executor, card, store, options)
         self.running: dict[TaskKey, _Running] = {}
+        """The turns running in this process, by task."""
 
     async def handle(self, cx: CallContext, operation: Operation, request: Any) -> Any:
         """Runs one operation: its typed result, or an `EventStream` for a stream.
@@ -320,7 +323,7 @@ class Core(CoreBase):
         key = TaskKey(cx.tenant, r.task_id)
         await self._record(key)
         await self.store.delete_push_config(key, r.id)
-        return await self.empty()
+        return Empty()
 
 
 def _push_record(key: TaskKey, config: TaskPushNotificationConfig) -> PushConfigRecord:
