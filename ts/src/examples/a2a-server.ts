@@ -3,29 +3,29 @@
  * `agentproto serve`) on `node:http`: JSON-RPC at `/`, HTTP+JSON at `/a2a/rest`, the card
  * at `/.well-known/agent-card.json`.
  *
- *     node ts/dist/examples/a2a-server.js --addr 127.0.0.1:8080 --memory
+ *     node ts/dist/examples/a2a-server.js --addr 127.0.0.1:8080 [--db FILE | --memory]
  *
- * `--memory` keeps tasks in a bounded in-memory store. `--db FILE` (a durable SQLite
- * store) is not available yet. It prints `listening on http://HOST:PORT` once it serves,
- * and stops on SIGINT or SIGTERM.
+ * Tasks live in the durable SQLite store in `FILE` (default `agentproto.db`, created if
+ * missing; `node:sqlite` on Node 22.5+, else the `better-sqlite3` package), or with
+ * `--memory` in a bounded in-memory store. It prints `listening on http://HOST:PORT`
+ * once it serves, and stops on SIGINT or SIGTERM.
  */
 
-import { A2aCore, A2aHttpServer, DemoAgent, demoCard, MemoryStore } from "../a2a/server/index.js";
+import { A2aCore, A2aHttpServer, DemoAgent, demoCard, MemoryStore, SqliteStore, type TaskStore } from "../a2a/server/index.js";
 
-const USAGE = "usage: a2a-server.js --addr HOST:PORT --memory";
+const USAGE = "usage: a2a-server.js --addr HOST:PORT [--db FILE | --memory]";
 
 /** Runs the server until a signal; returns the exit code. */
 export async function main(args: readonly string[]): Promise<number> {
   let addr = "127.0.0.1:8080";
   let memory = false;
+  let db: string | null = null;
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
     if (a === "--addr" && args[i + 1] !== undefined) addr = args[++i] as string;
     else if (a === "--memory") memory = true;
-    else if (a === "--db") {
-      process.stderr.write("a2a-server: --db (the SQLite store) is not available in this version; use --memory\n");
-      return 2;
-    } else if (a === "--help" || a === "-h") {
+    else if (a === "--db" && args[i + 1] !== undefined) db = args[++i] as string;
+    else if (a === "--help" || a === "-h") {
       process.stdout.write(`${USAGE}\n`);
       return 0;
     } else {
@@ -33,8 +33,8 @@ export async function main(args: readonly string[]): Promise<number> {
       return 2;
     }
   }
-  if (!memory) {
-    process.stderr.write(`a2a-server: choose a store: --memory (--db FILE is not available yet)\n${USAGE}\n`);
+  if (memory && db !== null) {
+    process.stderr.write(`a2a-server: --db and --memory exclude each other\n${USAGE}\n`);
     return 2;
   }
   const colon = addr.lastIndexOf(":");
@@ -44,11 +44,19 @@ export async function main(args: readonly string[]): Promise<number> {
     process.stderr.write(`a2a-server: --addr wants HOST:PORT, got ${JSON.stringify(addr)}\n`);
     return 2;
   }
-  const server = new A2aHttpServer((url) => new A2aCore(new DemoAgent(), { card: demoCard(url), store: new MemoryStore() }));
+  let store: TaskStore;
+  try {
+    store = memory ? new MemoryStore() : await SqliteStore.open(db ?? "agentproto.db");
+  } catch (e) {
+    process.stderr.write(`a2a-server: ${e instanceof Error ? e.message : String(e)}\n`);
+    return 1;
+  }
+  const server = new A2aHttpServer((url) => new A2aCore(new DemoAgent(), { card: demoCard(url), store }));
   try {
     await server.listen(port, host);
   } catch (e) {
     process.stderr.write(`a2a-server: cannot listen on ${addr}: ${e instanceof Error ? e.message : String(e)}\n`);
+    await store.close();
     return 1;
   }
   process.stdout.write(`listening on ${server.url}\n`);
@@ -57,5 +65,6 @@ export async function main(args: readonly string[]): Promise<number> {
     process.once("SIGTERM", resolve);
   });
   await server.close();
+  await store.close();
   return 0;
 }

@@ -7,7 +7,8 @@
  *   the interpreter of `$PYTHON`, else `.venv/bin/python`, else `python3`) and the official
  *   JavaScript server (`interop/official/a2a-js/server.mjs`, @a2a-js/sdk 1.3.0 on Express);
  * - the official JavaScript client (`interop/official/a2a-js/client.mjs`) against our
- *   server (`dist/examples/a2a-server.js --memory`).
+ *   server (`dist/examples/a2a-server.js --db FILE`, the SQLite store);
+ * - our server with `--db` stopped and started again: the task is still there.
  *
  * The scenario: two sends, a get, a stream, a cancel of a task waiting for input (and
  * against our servers a subscription resumed with `Last-Event-ID`). Every child is ended
@@ -16,7 +17,8 @@
 
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -180,11 +182,14 @@ against(
   OFFICIAL,
 );
 
-describe("the official JavaScript client (@a2a-js/sdk) against our server", () => {
+const DB_DIR = mkdtempSync(join(tmpdir(), "agentproto-a2a-interop-"));
+after(() => rmSync(DB_DIR, { recursive: true, force: true }));
+
+describe("the official JavaScript client (@a2a-js/sdk) against our server (SQLite store)", () => {
   let child: Child | null = null;
   let base = "";
   before(async () => {
-    child = new Child([process.execPath, EXAMPLE, "--addr", "127.0.0.1:0", "--memory"]);
+    child = new Child([process.execPath, EXAMPLE, "--addr", "127.0.0.1:0", "--db", join(DB_DIR, "official-client.db")]);
     base = await child.url();
   });
   after(async () => {
@@ -205,5 +210,24 @@ describe("the official JavaScript client (@a2a-js/sdk) against our server", () =
       assert.equal(code, 0, JSON.stringify(failed.length > 0 ? failed : steps));
       assert.deepEqual(steps.map((s) => s.step), ["card", "send", "get", "stream", "cancel"]);
     });
+  }
+});
+
+test("our server with --db keeps its tasks across a restart", async () => {
+  const db = join(DB_DIR, "restart.db");
+  let child = new Child([process.execPath, EXAMPLE, "--addr", "127.0.0.1:0", "--db", db]);
+  let id: string;
+  try {
+    const client = clientFromCard(await resolveCard(await child.url(), { timeoutMs: 10_000 }), { timeoutMs: 10_000 });
+    id = completedWith((await client.sendMessage({ message: message("kept", "m-kept") })).task, "kept").id;
+  } finally {
+    await child.stop();
+  }
+  child = new Child([process.execPath, EXAMPLE, "--addr", "127.0.0.1:0", "--db", db]);
+  try {
+    const client = clientFromCard(await resolveCard(await child.url(), { timeoutMs: 10_000 }), { timeoutMs: 10_000 });
+    completedWith(await client.getTask({ id }), "kept");
+  } finally {
+    await child.stop();
   }
 });

@@ -2,17 +2,27 @@
  * The store contract (`src/a2a/server/store.ts`) every A2A store passes: versioned
  * commits with optimistic concurrency, the event log read from a sequence number, list
  * order and pagination, push configs, leases. Parameterised over stores: a new store
- * (part 3's SQLite store) adds a row to `STORES`.
+ * adds a row to `STORES`: memory, and SQLite (a fresh file each).
  */
 
 import assert from "node:assert/strict";
-import { test } from "node:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, test } from "node:test";
 
 import type { StreamResponse, Task, TaskState } from "../../src/a2a/index.js";
-import { MemoryStore, StoreError, type TaskKey, type TaskStore } from "../../src/a2a/server/index.js";
+import { MemoryStore, SqliteStore, StoreError, type TaskKey, type TaskStore } from "../../src/a2a/server/index.js";
 
 /** The stores under test: a name and a factory of a fresh, empty store. */
-const STORES: ReadonlyArray<[string, () => Promise<TaskStore>]> = [["memory", async () => new MemoryStore()]];
+const SQLITE_DIR = mkdtempSync(join(tmpdir(), "agentproto-a2a-sqlite-"));
+after(() => rmSync(SQLITE_DIR, { recursive: true, force: true }));
+let sqliteFiles = 0;
+
+const STORES: ReadonlyArray<[string, () => Promise<TaskStore>]> = [
+  ["memory", async () => new MemoryStore()],
+  ["sqlite", async () => SqliteStore.open(join(SQLITE_DIR, `store-${++sqliteFiles}.db`))],
+];
 
 function task(id: string, state: TaskState = "TASK_STATE_SUBMITTED", ms = 1_000, contextId = "c-1"): Task {
   return { id, contextId, status: { state, timestamp: new Date(ms).toISOString() } };
@@ -110,6 +120,33 @@ for (const [name, make] of STORES) {
     assert.equal(await store.getPushConfig(KEY, "b"), null);
   });
 
+  check("a commit with push queues one delivery per event and config; claims lease them; done, retry and dead", async (store) => {
+    await store.commit({ key: KEY, task: task("t-1"), expectedVersion: null, events: [], lease: "keep" });
+    for (const id of ["b", "a"]) await store.putPushConfig({ task: KEY, id, config: { taskId: "t-1", id, url: `https://example.com/${id}` } });
+    await store.commit({ key: KEY, task: task("t-1", "TASK_STATE_WORKING"), expectedVersion: 1, events: [{ event: status("t-1", "TASK_STATE_WORKING"), last: false }], lease: "keep" });
+    assert.equal(await store.nextDeliveryDue(), null, "a commit without push queues nothing");
+    const before = Date.now();
+    const events = [status("t-1", "TASK_STATE_WORKING"), status("t-1", "TASK_STATE_COMPLETED")];
+    await store.commit({ key: KEY, task: task("t-1", "TASK_STATE_COMPLETED"), expectedVersion: 2, events: events.map((event, i) => ({ event, last: i === 1 })), lease: "clear", push: true });
+    const due = await store.nextDeliveryDue();
+    assert.ok(due !== null && due >= before && due <= Date.now());
+    const now = Date.now();
+    const claimed = await store.claimDeliveries(now, now + 1_000, 10);
+    assert.deepEqual(claimed.map((d) => [d.configId, d.seq, d.attempts]), [["a", 2, 0], ["a", 3, 0], ["b", 2, 0], ["b", 3, 0]]);
+    assert.equal(claimed[0]?.config?.url, "https://example.com/a");
+    assert.deepEqual(JSON.parse(claimed[1]?.event ?? "null"), { statusUpdate: { taskId: "t-1", contextId: "c-1", status: { state: "TASK_STATE_COMPLETED" } } });
+    assert.deepEqual(await store.claimDeliveries(now, now + 1_000, 10), [], "claimed deliveries are hidden while leased");
+    const [done, retried, dead] = claimed as [(typeof claimed)[0], (typeof claimed)[0], (typeof claimed)[0]];
+    await store.deliveryDone(done.id);
+    await store.deliveryRetry(retried.id, now + 500, "HTTP 503");
+    await store.deliveryDead(dead.id, now, "HTTP 404");
+    const letters = await store.deadLetters(10);
+    assert.deepEqual(letters.map((l) => [l.deliveryId, l.configId, l.seq, l.attempts, l.error, l.atMs]), [[dead.id, "b", 2, 1, "HTTP 404", now]]);
+    assert.equal(letters[0]?.config?.url, "https://example.com/b");
+    const later = await store.claimDeliveries(now + 2_000, now + 3_000, 10);
+    assert.deepEqual(later.map((d) => [d.id, d.attempts]), [[retried.id, 1], [(claimed[3] as (typeof claimed)[0]).id, 0]]);
+  });
+
   check("leases are set by commits, renewed, released and found expired", async (store) => {
     await store.commit({ key: KEY, task: task("t-1", "TASK_STATE_WORKING"), expectedVersion: null, events: [], lease: { set: { owner: "r1", untilMs: 100 } } });
     assert.deepEqual((await store.getTask(KEY))?.lease, { owner: "r1", untilMs: 100 });
@@ -132,4 +169,59 @@ test("the memory store keeps at most its bounds: old terminal tasks go, old even
   assert.equal(page.firstHeld, 3);
   assert.deepEqual(page.events.map((e) => e.seq), [3, 4, 5]);
   await rejects(store.commit({ key: { tenant: "", id: "more" }, task: task("more"), expectedVersion: null, events: [], lease: "keep" }), "backend");
+});
+
+test("the SQLite store keeps everything across a reopen", async () => {
+  const path = join(SQLITE_DIR, "reopen.db");
+  const first = await SqliteStore.open(path);
+  await first.commit({ key: KEY, task: task("t-1", "TASK_STATE_WORKING"), expectedVersion: null, events: [{ event: status("t-1", "TASK_STATE_WORKING"), last: false }], lease: { set: { owner: "r1", untilMs: 5 } } });
+  await first.putPushConfig({ task: KEY, id: "a", config: { taskId: "t-1", id: "a", url: "https://example.com/a", token: "secret" } });
+  await first.close();
+  const second = await SqliteStore.open(path);
+  try {
+    const rec = await second.getTask(KEY);
+    assert.equal(rec?.version, 1);
+    assert.deepEqual(rec?.task, task("t-1", "TASK_STATE_WORKING"));
+    assert.deepEqual(rec?.lease, { owner: "r1", untilMs: 5 });
+    assert.deepEqual((await second.readEvents(KEY, 0, 10)).events.map((e) => e.event), [status("t-1", "TASK_STATE_WORKING")]);
+    assert.equal((await second.getPushConfig(KEY, "a"))?.config.token, "secret");
+  } finally {
+    await second.close();
+  }
+  await assert.rejects(second.getTask(KEY), (e: unknown) => e instanceof StoreError && e.code === "backend", "a closed store refuses");
+});
+
+test("the SQLite store commits concurrent writes together, each alone: a conflict fails only itself", async () => {
+  const store = await SqliteStore.open(join(SQLITE_DIR, "group.db"));
+  try {
+    const keys = Array.from({ length: 20 }, (_, i) => ({ tenant: "", id: `g-${i}` }));
+    // The writes run on the worker: the event loop turns before the first one is answered.
+    let turned = false;
+    setImmediate(() => (turned = true));
+    const creates = keys.map((key) => store.commit({ key, task: task(key.id), expectedVersion: null, events: [{ event: { task: task(key.id) }, last: false }], lease: "keep" }));
+    const duplicate = store.commit({ key: keys[0] as TaskKey, task: task("g-0"), expectedVersion: null, events: [], lease: "keep" });
+    await creates[0];
+    assert.ok(turned, "the event loop ran while the commit was written");
+    const results = await Promise.allSettled([...creates, duplicate]);
+    assert.deepEqual(results.map((r) => r.status), [...keys.map(() => "fulfilled"), "rejected"]);
+    assert.equal((await store.listTasks("", { pageSize: 0 })).totalSize, 20);
+    assert.deepEqual((await store.readEvents(keys[0] as TaskKey, 0, 10)).events.map((e) => e.seq), [1]);
+  } finally {
+    await store.close();
+  }
+});
+
+test("the SQLite store names the drivers it needs when none loads", async () => {
+  let nodeSqlite = true;
+  try {
+    await import("node:sqlite" as string);
+  } catch {
+    nodeSqlite = false;
+  }
+  const opening = SqliteStore.open(join(SQLITE_DIR, "driver.db"), { driver: "node:sqlite" });
+  if (nodeSqlite) {
+    await (await opening).close();
+    return;
+  }
+  await assert.rejects(opening, (e: unknown) => e instanceof StoreError && e.code === "backend" && /node:sqlite/.test(e.message));
 });

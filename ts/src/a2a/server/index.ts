@@ -1,7 +1,7 @@
 /**
  * `agentproto/a2a/server`: the A2A 1.0 server on `node:http` — the binding-neutral core
  * (`A2aCore`), the executor API (`AgentExecutor`, `TaskUpdater`), the store contract
- * (`TaskStore`) with the bounded `MemoryStore`, the HTTP layer (`a2aListener`, a
+ * (`TaskStore`) with the bounded `MemoryStore` and the durable `SqliteStore`, the HTTP layer (`a2aListener`, a
  * `requestListener`; `A2aHttpServer`, with connection limits and timeouts) and the demo
  * agent. Node only; the client is in `agentproto/a2a`.
  */
@@ -10,6 +10,7 @@ export { A2aCore, invalid, type Answer, type CallContext, type CoreOptions, type
 export { TaskUpdater, type AgentExecutor, type ArtifactPiece, type Principal, type RequestContext } from "./executor.js";
 export { a2aListener, A2aHttpServer, type A2aListener, type AuthHook, type HttpOptions, type ServerOptions } from "./http.js";
 export { MemoryStore, type MemoryStoreOptions } from "./memory-store.js";
+export { SqliteStore, type SqliteDriver, type SqliteStoreOptions } from "./sqlite-store.js";
 export {
   endsTurn,
   isInterrupted,
@@ -17,6 +18,8 @@ export {
   StoreError,
   type Commit,
   type Committed,
+  type DeadLetter,
+  type Delivery,
   type EventPage,
   type EventRecord,
   type LeaseChange,

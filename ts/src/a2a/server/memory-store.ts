@@ -5,7 +5,8 @@
  * (the oldest go; a reader that wanted them sees a gap).
  */
 
-import { isTerminal, keyText, StoreError, statusMs, type Commit, type Committed, type EventPage, type EventRecord, type ListPage, type ListQuery, type PushConfigRecord, type TaskKey, type TaskRecord, type TaskStore } from "./store.js";
+import { ENCODERS } from "../../generated/a2a/v1.codec.js";
+import { isTerminal, keyText, StoreError, statusMs, type Commit, type Committed, type DeadLetter, type Delivery, type EventPage, type EventRecord, type ListPage, type ListQuery, type PushConfigRecord, type TaskKey, type TaskRecord, type TaskStore } from "./store.js";
 
 /** Options of the memory store. */
 export interface MemoryStoreOptions {
@@ -13,6 +14,18 @@ export interface MemoryStoreOptions {
   readonly maxTasks?: number;
   /** The most events kept per task (default 1 000). */
   readonly maxEventsPerTask?: number;
+  /** The most dead letters kept (default 1 000; the oldest go). */
+  readonly maxDeadLetters?: number;
+}
+
+interface Queued {
+  readonly id: number;
+  readonly key: TaskKey;
+  readonly configId: string;
+  readonly seq: number;
+  attempts: number;
+  dueMs: number;
+  leaseUntilMs: number;
 }
 
 interface Entry {
@@ -20,6 +33,10 @@ interface Entry {
   events: EventRecord[];
   lastSeq: number;
   configs: Map<string, PushConfigRecord>;
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Orders list entries: status timestamp descending, then id descending. */
@@ -31,10 +48,15 @@ export class MemoryStore implements TaskStore {
   private readonly tasks = new Map<string, Entry>();
   private readonly maxTasks: number;
   private readonly maxEvents: number;
+  private readonly maxDead: number;
+  private readonly outbox = new Map<number, Queued>();
+  private readonly dead: DeadLetter[] = [];
+  private nextDelivery = 1;
 
   constructor(options: MemoryStoreOptions = {}) {
     this.maxTasks = options.maxTasks ?? 10_000;
     this.maxEvents = options.maxEventsPerTask ?? 1_000;
+    this.maxDead = options.maxDeadLetters ?? 1_000;
   }
 
   async commit(commit: Commit): Promise<Committed> {
@@ -71,6 +93,16 @@ export class MemoryStore implements TaskStore {
     }
     if (target.events.length > this.maxEvents) target.events.splice(0, target.events.length - this.maxEvents);
     if (entry === undefined) this.tasks.set(k, target);
+    if (commit.push === true && target.configs.size > 0) {
+      const configIds = [...target.configs.keys()].sort();
+      const now = Date.now();
+      for (const ev of written) {
+        for (const configId of configIds) {
+          const id = this.nextDelivery++;
+          this.outbox.set(id, { id, key: commit.key, configId, seq: ev.seq, attempts: 0, dueMs: now, leaseUntilMs: 0 });
+        }
+      }
+    }
     return { version: record.version, events: written };
   }
 
@@ -83,7 +115,9 @@ export class MemoryStore implements TaskStore {
       if (oldest === null || e.record.statusTsMs < oldest[1]) oldest = [k, e.record.statusTsMs];
     }
     if (oldest === null) throw new StoreError("backend", null, `the memory store holds ${this.maxTasks} live tasks and takes no more`);
+    const gone = this.tasks.get(oldest[0])?.record.key;
     this.tasks.delete(oldest[0]);
+    for (const [id, q] of this.outbox) if (gone !== undefined && keyText(q.key) === keyText(gone)) this.outbox.delete(id);
   }
 
   async getTask(key: TaskKey): Promise<TaskRecord | null> {
@@ -160,6 +194,58 @@ export class MemoryStore implements TaskStore {
     for (const e of this.tasks.values()) if (e.record.lease !== null && e.record.lease.untilMs < nowMs) expired.push(e.record);
     expired.sort((a, b) => (a.lease?.untilMs ?? 0) - (b.lease?.untilMs ?? 0));
     return expired.slice(0, limit).map((r) => r.key);
+  }
+
+  async claimDeliveries(nowMs: number, leaseUntilMs: number, limit: number): Promise<Delivery[]> {
+    const due = [...this.outbox.values()].filter((q) => q.dueMs <= nowMs && q.leaseUntilMs <= nowMs);
+    due.sort((a, b) => compareText(keyText(a.key), keyText(b.key)) || compareText(a.configId, b.configId) || a.seq - b.seq);
+    return due.slice(0, limit).map((q) => {
+      q.leaseUntilMs = leaseUntilMs;
+      return this.delivery(q);
+    });
+  }
+
+  private delivery(q: Queued): Delivery {
+    const entry = this.tasks.get(keyText(q.key));
+    const config = entry?.configs.get(q.configId)?.config ?? null;
+    const first = entry?.events[0]?.seq ?? 0;
+    const held = entry?.events[q.seq - first];
+    const event = held !== undefined && held.seq === q.seq ? ENCODERS.StreamResponse(held.event) : null;
+    return { id: q.id, task: q.key, configId: q.configId, config, seq: q.seq, event, attempts: q.attempts };
+  }
+
+  async deliveryDone(id: number): Promise<void> {
+    this.outbox.delete(id);
+  }
+
+  async deliveryRetry(id: number, dueMs: number, _error: string): Promise<void> {
+    const q = this.outbox.get(id);
+    if (q === undefined) return;
+    q.attempts += 1;
+    q.dueMs = dueMs;
+    q.leaseUntilMs = 0;
+  }
+
+  async deliveryDead(id: number, atMs: number, error: string): Promise<void> {
+    const q = this.outbox.get(id);
+    if (q === undefined) return;
+    this.outbox.delete(id);
+    const d = this.delivery(q);
+    this.dead.push({ deliveryId: id, task: q.key, configId: q.configId, config: d.config, seq: q.seq, event: d.event, attempts: q.attempts + 1, error, atMs });
+    if (this.dead.length > this.maxDead) this.dead.splice(0, this.dead.length - this.maxDead);
+  }
+
+  async deadLetters(limit: number): Promise<DeadLetter[]> {
+    return this.dead.slice(0, limit);
+  }
+
+  async nextDeliveryDue(): Promise<number | null> {
+    let next: number | null = null;
+    for (const q of this.outbox.values()) {
+      const at = Math.max(q.dueMs, q.leaseUntilMs);
+      if (next === null || at < next) next = at;
+    }
+    return next;
   }
 
   async close(): Promise<void> {}

@@ -59,6 +59,9 @@ export interface Commit {
   readonly expectedVersion: number | null;
   readonly events: ReadonlyArray<{ readonly event: StreamResponse; readonly last: boolean }>;
   readonly lease: LeaseChange;
+  /** Queue one push delivery per (event, push config the task has now), due at once, in
+   * the same atomic step as the events (the durable outbox). */
+  readonly push?: boolean;
 }
 
 /** What a commit stored. */
@@ -105,6 +108,36 @@ export interface PushConfigRecord {
   readonly config: TaskPushNotificationConfig;
 }
 
+/** One queued push delivery: an event of a task to one of its push configs. */
+export interface Delivery {
+  /** The outbox row (unique in the store). */
+  readonly id: number;
+  readonly task: TaskKey;
+  readonly configId: string;
+  /** The config as stored now; `null` when it was deleted since (the delivery is dead). */
+  readonly config: TaskPushNotificationConfig | null;
+  readonly seq: number;
+  /** The event's ProtoJSON text, the body of the request (`null`: evicted from the log). */
+  readonly event: string | null;
+  /** Attempts made before this one. */
+  readonly attempts: number;
+}
+
+/** A delivery given up on. */
+export interface DeadLetter {
+  readonly deliveryId: number;
+  readonly task: TaskKey;
+  readonly configId: string;
+  readonly config: TaskPushNotificationConfig | null;
+  readonly seq: number;
+  readonly event: string | null;
+  /** Attempts made, the last included. */
+  readonly attempts: number;
+  /** What the last attempt found. */
+  readonly error: string;
+  readonly atMs: number;
+}
+
 /** Why a store operation failed: the first four are answers the caller acts on,
  * `backend` is the store itself failing. */
 export type StoreErrorKind = "exists" | "not_found" | "conflict" | "lease_live" | "backend";
@@ -144,6 +177,20 @@ export interface TaskStore {
   releaseLease(key: TaskKey, owner: string): Promise<boolean>;
   /** Tasks whose lease ends before `nowMs`, earliest first, at most `limit`. */
   expiredLeases(nowMs: number, limit: number): Promise<TaskKey[]>;
+  /** Takes up to `limit` deliveries due at `nowMs` (queued and not claimed, or claimed
+   * under a lease that ended), ordered by task, config and sequence, and hides them from
+   * other claimers until `leaseUntilMs`. */
+  claimDeliveries(nowMs: number, leaseUntilMs: number, limit: number): Promise<Delivery[]>;
+  /** Removes a delivery that succeeded (an unknown id is no error). */
+  deliveryDone(id: number): Promise<void>;
+  /** Records a failed attempt; the delivery is due again at `dueMs`. */
+  deliveryRetry(id: number, dueMs: number, error: string): Promise<void>;
+  /** Moves a delivery to the dead letters. */
+  deliveryDead(id: number, atMs: number, error: string): Promise<void>;
+  /** The oldest dead letters first. */
+  deadLetters(limit: number): Promise<DeadLetter[]>;
+  /** The earliest instant a queued delivery is due (a claimed one: when its lease ends). */
+  nextDeliveryDue(): Promise<number | null>;
   /** Releases what the store holds (a database connection). */
   close(): Promise<void>;
 }
