@@ -2,9 +2,12 @@
 //! front of our Rust and Python stdio echo agents, reached by the Rust `run-prompt`
 //! example over Streamable HTTP and WebSocket (one agent process per connection, ended
 //! with it; the trace replays); and interop across languages: the Python client
-//! against the Rust `echo-agent --listen`, the Rust client against the Python one.
+//! against the Rust `echo-agent --listen`, the Rust client against the Python one; and the
+//! official Python SDK's HTTP and WebSocket clients (`official_remote_client.py`) against
+//! the Rust agent.
 //!
-//! Needs `python3` with msgspec and uvicorn (`.ci/requirements.txt`); our Python SDK
+//! Needs `python3` with msgspec, uvicorn and `agent-client-protocol[http]`
+//! (`.ci/requirements.txt`); our Python SDK
 //! runs from its sources (`PYTHONPATH=python/src`).
 
 use std::io::{BufRead, BufReader};
@@ -204,4 +207,25 @@ fn our_rust_client_reaches_the_python_agent() {
     let server = Server::start(command);
     assert!(rust_client(&server.url, false, "rust to python").contains("rust to python"));
     assert!(rust_client(&server.url, true, "rust to python over ws").contains("rust to python over ws"));
+}
+
+#[test]
+fn the_official_python_clients_reach_our_rust_agent() {
+    let mut command = Command::new(example("echo-agent"));
+    command.args(["--listen", "127.0.0.1:0"]);
+    let server = Server::start(command);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/official_remote_client.py");
+    for websocket in [false, true] {
+        let mut client = Command::new("python3");
+        client.arg(&script).arg(&server.url);
+        if websocket {
+            client.arg("--ws");
+        }
+        let turns = run_client(client);
+        // Every update of a turn was handled before its prompt call returned.
+        assert_eq!(
+            turns, "[\"end_turn\", \"alpha beta gamma delta\"]\n[\"end_turn\", \"epsilon zeta\"]\n",
+            "websocket: {websocket}"
+        );
+    }
 }
