@@ -28,7 +28,9 @@ class Recorder:
         if getattr(update, "session_update", None) == "agent_message_chunk":
             self.chunks.append(update.content.text)
 
-    async def request_permission(self, options: Any, session_id: str, tool_call: Any, **kwargs: Any) -> Any:
+    async def request_permission(
+        self, options: Any, session_id: str, tool_call: Any, **kwargs: Any
+    ) -> Any:
         from acp.schema import DeniedOutcome
 
         return acp.RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
@@ -50,7 +52,9 @@ async def main(url: str, websocket: bool) -> None:
         session = await conn.new_session(cwd="/", mcp_servers=[])
         for text in PROMPTS:
             app.chunks.clear()
-            answer = await conn.prompt(session_id=session.session_id, prompt=[acp.text_block(text)])
+            answer = await conn.prompt(
+                session_id=session.session_id, prompt=[acp.text_block(text)]
+            )
             print(json.dumps([answer.stop_reason, "".join(app.chunks)]), flush=True)
     finally:
         await conn.close()
