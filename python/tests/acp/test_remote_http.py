@@ -260,3 +260,25 @@ async def test_a_websocket_peer_that_never_reads_is_ended_after_the_stall_timeou
             assert app.connections == {}
         finally:
             socket._writer.close()
+
+
+async def test_connections_accepted_on_a_bound_socket_have_nodelay() -> None:
+    """`bind` makes a socket asyncio knows is TCP, so the connections it accepts get
+    TCP_NODELAY (without it an answer on a kept-alive connection can wait ~40 ms for the
+    peer's delayed ACK)."""
+    import socket
+
+    from agentproto.acp.remote.serving import bind
+
+    seen: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    async def accepted(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        seen.set_result(writer.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+        writer.close()
+
+    sock = bind("127.0.0.1", 0)
+    server = await asyncio.start_server(accepted, sock=sock)
+    async with server:
+        _, writer = await asyncio.open_connection(*sock.getsockname()[:2])
+        assert await asyncio.wait_for(seen, 10) != 0
+        writer.close()

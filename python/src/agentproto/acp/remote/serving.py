@@ -21,7 +21,10 @@ def bind(host: str, port: int) -> socket.socket:
     """A listening TCP socket (port 0: any free port; read it from `getsockname()`).
     Connections are queued by the kernel until `listen` accepts them."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on connections accepted from a socket
+    # that says it is TCP; without it each answer on a kept-alive connection can wait ~40 ms
+    # for the peer's delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
