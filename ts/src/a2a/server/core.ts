@@ -8,6 +8,8 @@ import { A2aError } from "../errors.js";
 import type { A2aRequest, AgentCard, ListTasksRequest, OperationName, Operations, TaskPushNotificationConfig } from "../../generated/a2a/v1.js";
 import type { AgentExecutor, Principal, TaskUpdater } from "./executor.js";
 import { MemoryStore } from "./memory-store.js";
+import { GuardRefusal } from "./push-guard.js";
+import { PushWorker, type PushOptions } from "./push.js";
 import { isTerminal, type TaskKey, type TaskStore } from "./store.js";
 import { follow, type StreamOut } from "./stream.js";
 import { storeFailure, Tasks, taskNotFound, view } from "./tasks.js";
@@ -43,6 +45,9 @@ export interface CoreOptions {
   readonly interceptors?: readonly Interceptor[];
   /** Answer every SendMessage as if `returnImmediately` were set (A2A 0.3's default). */
   readonly returnImmediatelyByDefault?: boolean;
+  /** How push notifications are delivered, the SSRF guard's allow list included (when the
+   * card declares `capabilities.pushNotifications`). */
+  readonly push?: PushOptions;
 }
 
 /** A turn running on this server. */
@@ -65,12 +70,23 @@ export class A2aCore {
   readonly shutdown = new AbortController();
   /** This server's id as the owner of turn leases. */
   readonly replica = crypto.randomUUID();
+  /** The push worker, when the card declares push notifications. */
+  readonly push: PushWorker | null;
 
   constructor(
     readonly executor: AgentExecutor,
     readonly options: CoreOptions,
   ) {
     this.tasks = new Tasks(options.store ?? new MemoryStore());
+    if (options.card.capabilities.pushNotifications === true) {
+      const worker = new PushWorker(this.tasks.store, options.push);
+      this.push = worker;
+      this.tasks.push = true;
+      this.tasks.afterCommit = () => worker.wake();
+      worker.start();
+    } else {
+      this.push = null;
+    }
   }
 
   get card(): AgentCard {
@@ -151,9 +167,10 @@ export class A2aCore {
     if (this.card.capabilities.pushNotifications !== true) throw new A2aError("PushNotificationNotSupported");
   }
 
-  /** Aborts every running turn. */
-  close(): void {
+  /** Aborts every running turn and stops the push worker (queued deliveries stay queued). */
+  close(): Promise<void> {
     this.shutdown.abort();
+    return this.push?.stop() ?? Promise.resolve();
   }
 
   private async listTasks(cx: CallContext, r: ListTasksRequest): Promise<Answer> {
@@ -227,10 +244,18 @@ export class A2aCore {
     return key;
   }
 
-  /** A push config checked and completed (id, tenant). Its delivery (with the SSRF guard
-   * and a durable outbox) is not part of this server yet: configs are stored only. */
+  /** A push config checked (its URL by the SSRF guard) and completed (id, tenant). */
   async pushConfig(cx: CallContext, config: TaskPushNotificationConfig, urlPath: string): Promise<TaskPushNotificationConfig> {
-    if (!/^https?:\/\//.test(config.url)) throw invalid(urlPath, "an absolute http or https URL");
+    if (this.push === null) {
+      if (!/^https?:\/\//.test(config.url)) throw invalid(urlPath, "an absolute http or https URL");
+    } else {
+      try {
+        this.push.guard.checkUrl(config.url);
+      } catch (e) {
+        if (!(e instanceof GuardRefusal)) throw e;
+        throw new A2aError("InvalidParams", `Invalid parameters at ${urlPath}: ${e.message}`).with("path", urlPath).with("expected", "a public http or https URL");
+      }
+    }
     return { ...config, id: config.id ? config.id : crypto.randomUUID(), ...(cx.tenant ? { tenant: cx.tenant } : {}) };
   }
 

@@ -12,7 +12,7 @@
 
 import { A2aError } from "../errors.js";
 import type { Artifact, Message, Part, RawJson, Task, TaskState } from "../../generated/a2a/v1.js";
-import { endsTurn, type TaskKey } from "./store.js";
+import { endsTurn, type PushConfigRecord, type TaskKey } from "./store.js";
 import { type Change, type Known, type Tasks } from "./tasks.js";
 
 /** What the executor is asked to do. */
@@ -90,6 +90,8 @@ export class TaskUpdater {
   /** Given the task when an update ends the turn (a terminal or interrupted state). */
   readonly turnEnd = new Deferred<Task>();
   private create: Task | null;
+  /** Push configs stored with the task's creation. */
+  private readonly configs: readonly PushConfigRecord[];
   private known: Known | null;
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -97,11 +99,12 @@ export class TaskUpdater {
     private readonly tasks: Tasks,
     readonly key: TaskKey,
     readonly contextId: string,
-    start: { readonly create: Task | null; readonly known: Known | null },
+    start: { readonly create: Task | null; readonly known: Known | null; readonly configs?: readonly PushConfigRecord[] },
     private readonly owner: string,
   ) {
     this.create = start.create;
     this.known = start.known;
+    this.configs = start.configs ?? [];
   }
 
   get taskId(): string {
@@ -183,7 +186,7 @@ export class TaskUpdater {
       if (this.create !== null) {
         const task = this.create;
         this.create = null;
-        result = await this.tasks.create(this.key, task, [change], lease);
+        result = await this.tasks.create(this.key, task, [change], lease, this.configs);
         this.first.resolve({ kind: "task", seq: result[1][0]?.seq ?? 1 });
       } else {
         result = await this.tasks.apply(this.key, [change], this.known, lease);

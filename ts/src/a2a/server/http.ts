@@ -356,13 +356,15 @@ export class A2aHttpServer {
     return `http://${a.family === "IPv6" ? `[${a.address}]` : a.address}:${a.port}`;
   }
 
-  /** Stops listening, aborts the running turns and closes every connection. */
-  close(): Promise<void> {
-    this.serving?.close();
-    return new Promise((resolve) => {
+  /** Stops listening, aborts the running turns, stops the push worker and closes every
+   * connection. */
+  async close(): Promise<void> {
+    const core = this.serving?.close();
+    await new Promise<void>((resolve) => {
       this.net.close(() => resolve());
       for (const s of [...this.sockets, ...this.refused]) s.destroy();
       this.http.closeAllConnections();
     });
+    await core;
   }
 }

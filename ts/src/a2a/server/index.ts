@@ -34,4 +34,6 @@ export {
 } from "./store.js";
 export { applyChange, view, type Change } from "./tasks.js";
 export type { StreamOut } from "./stream.js";
+export { PushWorker, type PushOptions } from "./push.js";
+export { classify, GuardRefusal, SsrfGuard, type AddressClass, type GuardOptions } from "./push-guard.js";
 export { DemoAgent, demoCard, scenario, type DemoOptions } from "./demo.js";

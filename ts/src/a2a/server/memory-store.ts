@@ -93,6 +93,7 @@ export class MemoryStore implements TaskStore {
     }
     if (target.events.length > this.maxEvents) target.events.splice(0, target.events.length - this.maxEvents);
     if (entry === undefined) this.tasks.set(k, target);
+    for (const c of commit.configs ?? []) target.configs.set(c.id, c);
     if (commit.push === true && target.configs.size > 0) {
       const configIds = [...target.configs.keys()].sort();
       const now = Date.now();

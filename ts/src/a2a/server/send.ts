@@ -9,7 +9,7 @@ import { A2aError } from "../errors.js";
 import type { Message, SendMessageRequest, Task } from "../../generated/a2a/v1.js";
 import { keyOf, prefixed, type A2aCore, type Answer, type CallContext } from "./core.js";
 import { TaskUpdater, type RequestContext } from "./executor.js";
-import { isTerminal, type TaskKey } from "./store.js";
+import { isTerminal, type PushConfigRecord, type TaskKey } from "./store.js";
 import { follow } from "./stream.js";
 import { eventEndsTurn, now, storeFailure, terminalError, taskNotFound, view, type Known } from "./tasks.js";
 
@@ -26,11 +26,14 @@ export async function send(core: A2aCore, cx: CallContext, req: SendMessageReque
   const target = await findTarget(core, cx, req.message);
   const message: Message = { ...req.message, taskId: target.key.id, contextId: target.contextId };
   const push = config.taskPushNotificationConfig === undefined ? null : await inlinePush(core, cx, config.taskPushNotificationConfig, target.key.id);
-  const [updater, before] = await openTurn(core, target, message);
+  const pushRecord = push === null ? [] : [{ task: target.key, id: push.id as string, config: push }];
+  // An existing task gets the config now; a new one with its creation (so that its first
+  // events are pushed too).
+  if (target.existing !== null && push !== null) await core.tasks.store.putPushConfig(pushRecord[0] as PushConfigRecord).catch((e: unknown) => Promise.reject(storeFailure(e)));
+  const [updater, before] = await openTurn(core, target, message, pushRecord);
   const done = startTurn(core, cx, target, message, req, updater);
   const first = await updater.first.promise;
   if (first.kind === "failed") throw first.error;
-  if (push !== null && first.kind === "task") await core.tasks.store.putPushConfig({ task: target.key, id: push.id as string, config: push }).catch((e: unknown) => Promise.reject(storeFailure(e)));
   const history = config.historyLength;
   if (streaming) {
     if (first.kind === "message") return { kind: "stream", open: prefixed({ kind: "event", seq: null, event: { message: first.message } }, async function* () {}) };
@@ -77,10 +80,10 @@ async function inlinePush(core: A2aCore, cx: CallContext, config: NonNullable<No
 
 /** What the turn starts from: a new task, created by the executor's first update, or the
  * follow-up message recorded on the existing one (and the task as that left it). */
-async function openTurn(core: A2aCore, target: Target, message: Message): Promise<[TaskUpdater, Task | null]> {
+async function openTurn(core: A2aCore, target: Target, message: Message, configs: readonly PushConfigRecord[]): Promise<[TaskUpdater, Task | null]> {
   if (target.existing === null) {
     const task: Task = { id: target.key.id, contextId: target.contextId, status: { state: "TASK_STATE_SUBMITTED", timestamp: now() }, history: [message] };
-    return [new TaskUpdater(core.tasks, target.key, target.contextId, { create: task, known: null }, core.replica), null];
+    return [new TaskUpdater(core.tasks, target.key, target.contextId, { create: task, known: null, configs }, core.replica), null];
   }
   if (isTerminal(target.existing.task.status.state)) throw terminalError(target.key.id);
   const [known] = await core.tasks.apply(target.key, [{ kind: "history", message }], target.existing);

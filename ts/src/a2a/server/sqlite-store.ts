@@ -126,6 +126,7 @@ export class SqliteStore implements TaskStore {
       events: commit.events.map((e) => ({ body: ENCODERS.StreamResponse(e.event), last: e.last })),
       lease: commit.lease === "keep" || commit.lease === "clear" ? commit.lease : commit.lease.set,
       pushDueMs: commit.push === true ? Date.now() : null,
+      configs: (commit.configs ?? []).map((c) => ({ id: c.id, body: ENCODERS.TaskPushNotificationConfig(c.config) })),
     };
     const done = await this.call<{ version: number; seqs: number[] }>(request).catch((e: unknown) => Promise.reject(withKey(e, key)));
     return { version: done.version, events: done.seqs.map((seq, i) => ({ seq, event: commit.events[i]?.event as StreamResponse, last: commit.events[i]?.last === true })) };

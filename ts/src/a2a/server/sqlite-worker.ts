@@ -58,6 +58,8 @@ export type SqlRequest =
       readonly lease: SqlLease;
       /** Queue one push delivery per (event, config of the task), due at this instant. */
       readonly pushDueMs: number | null;
+      /** Push configs stored first. */
+      readonly configs: ReadonlyArray<{ readonly id: string; readonly body: string }>;
     }
   | { readonly op: "getTask"; readonly tenant: string; readonly id: string }
   | {
@@ -350,6 +352,9 @@ class Worker {
         r.tenant,
         r.id,
       );
+    }
+    for (const c of r.configs) {
+      this.q("INSERT INTO push_configs (tenant, task_id, id, body) VALUES (?, ?, ?, ?) ON CONFLICT (tenant, task_id, id) DO UPDATE SET body = excluded.body").run(r.tenant, r.id, c.id, c.body);
     }
     const insert = this.q("INSERT INTO events (tenant, task_id, seq, body, last) VALUES (?, ?, ?, ?, ?)");
     r.events.forEach((e, i) => {

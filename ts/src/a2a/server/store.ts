@@ -62,6 +62,9 @@ export interface Commit {
   /** Queue one push delivery per (event, push config the task has now), due at once, in
    * the same atomic step as the events (the durable outbox). */
   readonly push?: boolean;
+  /** Push configs stored with this commit, before its deliveries are queued (a create's
+   * inline config gets the task's first events). */
+  readonly configs?: readonly PushConfigRecord[];
 }
 
 /** What a commit stored. */

@@ -10,7 +10,7 @@
 
 import { A2aError } from "../errors.js";
 import type { Artifact, Message, StreamResponse, Task, TaskStatus } from "../../generated/a2a/v1.js";
-import { endsTurn, isTerminal, keyText, StoreError, type EventRecord, type LeaseChange, type TaskKey, type TaskRecord, type TaskStore } from "./store.js";
+import { endsTurn, isTerminal, keyText, StoreError, type EventRecord, type LeaseChange, type PushConfigRecord, type TaskKey, type TaskRecord, type TaskStore } from "./store.js";
 
 /** A change to a task. */
 export type Change =
@@ -133,19 +133,25 @@ export class EventHub {
 
 /** The task half of a server: the store and the hub. */
 export class Tasks {
+  /** Whether commits queue push deliveries (the agent declares push notifications). */
+  push = false;
+  /** Called after every commit (wakes the push worker). */
+  afterCommit: (() => void) | null = null;
+
   constructor(
     readonly store: TaskStore,
     readonly hub: EventHub = new EventHub(),
   ) {}
 
   /** Stores a new task: its first event is the task itself, then the events of `changes`. */
-  async create(key: TaskKey, task: Task, changes: readonly Change[], lease: LeaseChange): Promise<[Known, EventRecord[]]> {
+  async create(key: TaskKey, task: Task, changes: readonly Change[], lease: LeaseChange, configs: readonly PushConfigRecord[] = []): Promise<[Known, EventRecord[]]> {
     let current = task;
     const events: Array<{ event: StreamResponse; last: boolean }> = [{ event: { task }, last: false }];
     current = this.applyAll(current, changes, events);
     try {
-      const committed = await this.store.commit({ key, task: current, expectedVersion: null, events, lease: this.leaseAfter(current, lease) });
+      const committed = await this.store.commit({ key, task: current, expectedVersion: null, events, lease: this.leaseAfter(current, lease), push: this.push, configs });
       this.hub.notify(key);
+      this.afterCommit?.();
       return [{ task: current, version: committed.version }, [...committed.events]];
     } catch (e) {
       throw storeFailure(e);
@@ -164,8 +170,9 @@ export class Tasks {
       const events: Array<{ event: StreamResponse; last: boolean }> = [];
       const next = this.applyAll(base.task, changes, events);
       try {
-        const committed = await this.store.commit({ key, task: next, expectedVersion: base.version, events, lease: this.leaseAfter(next, lease) });
+        const committed = await this.store.commit({ key, task: next, expectedVersion: base.version, events, lease: this.leaseAfter(next, lease), push: this.push });
         this.hub.notify(key);
+        this.afterCommit?.();
         return [{ task: next, version: committed.version }, [...committed.events]];
       } catch (e) {
         if (e instanceof StoreError && e.code === "conflict") {
