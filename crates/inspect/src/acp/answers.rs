@@ -114,10 +114,10 @@ impl AcpMonitor {
     }
 
     /// A response whose id no request seen is waiting for; `true` when a strict
-    /// proxy drops it. Three kinds of answer are expected although their id was
-    /// never seen: the answer to an over-limit request (its id read from the
-    /// head, or not at all), and a `null`-id error after an unparsable or
-    /// invalid line. An error with `id: null` that follows no such line is
+    /// proxy drops it. Four kinds of answer are expected although no request
+    /// with their id was seen: the answer to an over-limit request (its id read
+    /// from the head, or not at all), the error answering a line with an id but
+    /// no method, and a `null`-id error after an unparsable or invalid line. An error with `id: null` that follows no such line is
     /// reported as unprompted (a warning: valid JSON-RPC, and it settles
     /// nothing, but the peer refused something the inspector saw as fine, or
     /// saw nothing of); any other stray is an unknown id.
@@ -127,6 +127,9 @@ impl AcpMonitor {
         if self.calls(asker).get(id).is_some_and(|call| call.unread) {
             self.calls(asker).remove(id);
             return false;
+        }
+        if self.refused_ids[slot(asker)].remove(id) {
+            return false; // the answer to a line that was no request
         }
         let null_error = id.is_null() && raw_member(line, "error").is_some();
         if null_error && take_one(&mut self.null_replies_owed[slot(direction)]) {

@@ -34,6 +34,10 @@ use facts::Facts;
 use lines::recover_id;
 use report::Report;
 
+/// How many ids of refused non-requests (`refused_ids`) are remembered per direction:
+/// a peer that sends such lines without end cannot grow the monitor without end.
+const MAX_REFUSED_IDS: usize = 1024;
+
 /// The ACP v1 state machine. See the module documentation.
 #[derive(Debug, Default)]
 pub struct AcpMonitor {
@@ -55,6 +59,10 @@ pub struct AcpMonitor {
     /// read from their head. The other side may answer each of them once with
     /// an id this monitor never saw.
     unread_lines: [u32; 2],
+    /// By direction of travel: ids of lines the receiver refuses although they are
+    /// no request (`{"jsonrpc":"2.0","id":17}`: an id and no method), which it
+    /// answers with an error carrying that id. At most [`MAX_REFUSED_IDS`] each.
+    refused_ids: [HashSet<RequestId>; 2],
     /// Requests the client pipelined after `initialize`, before its answer:
     /// their capabilities are checked once the agent's answer says what it has.
     pipelined: Vec<Pipelined>,

@@ -8,7 +8,7 @@ use agentproto_jsonrpc::Message;
 
 use super::lines::{non_empty, preview, raw_member, string_member};
 use super::report::Report;
-use super::{receiver, slot, AcpMonitor, Call};
+use super::{receiver, slot, AcpMonitor, Call, MAX_REFUSED_IDS};
 use crate::engine::Answer;
 use crate::finding::Direction;
 use crate::rules;
@@ -44,10 +44,21 @@ impl AcpMonitor {
             }
         }
         // The receiver answers it with an error: that answer must match a request.
-        if let (Message::Response { id, .. }, Some(method)) = (reply, method) {
+        if let Message::Response { id, .. } = reply {
             if !id.is_null() && !self.calls(direction).contains_key(id) {
-                let call = Call { method, session, index: report.index, opened_session: false, unread: false };
-                self.calls(direction).insert(id.clone(), call);
+                match method {
+                    Some(method) => {
+                        let call = Call { method, session, index: report.index, opened_session: false, unread: false };
+                        self.calls(direction).insert(id.clone(), call);
+                    }
+                    // No method: not a request, yet its error answer carries its id.
+                    None => {
+                        let refused = &mut self.refused_ids[slot(direction)];
+                        if refused.len() < MAX_REFUSED_IDS {
+                            refused.insert(id.clone());
+                        }
+                    }
+                }
             }
         }
         // When the receiver cannot tell the line's id, its error answer has `id: null`.
