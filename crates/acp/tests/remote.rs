@@ -318,3 +318,55 @@ async fn an_oversize_websocket_message_closes_the_socket() {
     .await;
     assert_eq!(close, Some(1009));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abandoned_connections_are_capped_and_reaped() {
+    let limits = ServerLimits::default().max_connections(50).idle_timeout(Duration::from_millis(300));
+    let running = start(limits, None).await;
+    let client = reqwest::Client::new();
+    let (mut opened, mut refused) = (0, 0);
+    for _ in 0..200 {
+        let response = within(post(&client, &running.url, INITIALIZE).send()).await.unwrap();
+        match response.status().as_u16() {
+            200 => opened += 1,
+            503 => {
+                assert_eq!(response.headers()["retry-after"], "1");
+                refused += 1;
+            }
+            other => panic!("unexpected status {other}"),
+        }
+        assert!(running.server.connection_count() <= 50);
+    }
+    assert_eq!((opened, refused), (50, 150));
+    // Nobody comes back: every one is ended after the idle timeout, and room is made.
+    within(async {
+        while running.server.connection_count() > 0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    raw_connection(&client, &running.url).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_request_head_is_cut_off() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let limits = ServerLimits::default().header_timeout(Duration::from_millis(200));
+    let running = start(limits, None).await;
+    let address = running.url.trim_start_matches("http://").trim_end_matches("/acp").to_owned();
+    let mut idle = Vec::new();
+    for _ in 0..100 {
+        idle.push(tokio::net::TcpStream::connect(&address).await.unwrap());
+    }
+    let mut slow = tokio::net::TcpStream::connect(&address).await.unwrap();
+    slow.write_all(b"POST /acp HTTP/1.1\r\nHost: x\r\n").await.unwrap();
+    // The server closes it (perhaps after a 408), however long we wait to finish the head.
+    let mut rest = Vec::new();
+    within(slow.read_to_end(&mut rest)).await.unwrap();
+    for mut socket in idle {
+        let mut buffer = Vec::new();
+        within(socket.read_to_end(&mut buffer)).await.unwrap();
+    }
+    // The server still serves.
+    raw_connection(&reqwest::Client::new(), &running.url).await;
+}
