@@ -170,7 +170,7 @@ async fn the_bad_line_corpus_over_websocket_frames() {
     let address = url.trim_start_matches("http://").trim_end_matches("/acp").to_owned();
     let stream = tokio::net::TcpStream::connect(&address).await.unwrap();
     let (mut socket, _) = within(tokio_tungstenite::client_async(format!("ws://{address}/acp"), stream)).await.unwrap();
-    let mut next = async |socket: &mut tokio_tungstenite::WebSocketStream<tokio::net::TcpStream>| loop {
+    let next = async |socket: &mut tokio_tungstenite::WebSocketStream<tokio::net::TcpStream>| loop {
         match within(socket.next()).await {
             Some(Ok(Message::Text(text))) => return text.to_string(),
             Some(Ok(_)) => continue,
