@@ -1,9 +1,11 @@
 """The store contract (`agentproto.a2a.store.Store`), run against every store: add a
-factory to `STORES` and the whole suite runs on it (part 3: SQLite, PostgreSQL)."""
+factory to `STORES` and the whole suite runs on it (the SQLite store runs on a fresh
+temporary file per test; PostgreSQL would plug in the same way)."""
 
 from __future__ import annotations
 
 import asyncio
+import tempfile
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
@@ -18,6 +20,7 @@ from agentproto.a2a.generated.v1 import (
     TaskStatusUpdateEvent,
 )
 from agentproto.a2a.memory_store import MemoryStore
+from agentproto.a2a.sqlite_store import SqliteStore
 from agentproto.a2a.store import (
     Commit,
     Conflict,
@@ -38,7 +41,18 @@ async def memory() -> Store:
     return MemoryStore()
 
 
-STORES: dict[str, StoreFactory] = {"memory": memory}
+_FILES = tempfile.TemporaryDirectory(prefix="agentproto-a2a-store-")
+"""Removed when the test process ends; each SQLite store gets a file of its own in it."""
+_opened = 0
+
+
+async def sqlite() -> Store:
+    global _opened
+    _opened += 1
+    return await SqliteStore.open(f"{_FILES.name}/tasks-{_opened}.db")
+
+
+STORES: dict[str, StoreFactory] = {"memory": memory, "sqlite": sqlite}
 
 
 def run(body: Callable[[Store], Coroutine[Any, Any, None]]) -> Callable[[str], None]:
@@ -187,6 +201,36 @@ async def _leases(store: Store) -> None:
 
 
 test_leases = run(_leases)
+
+
+async def _concurrent_writers(store: Store) -> None:
+    creates = [create(store, TaskKey("", f"t{i}")) for i in range(40)]
+    assert await asyncio.gather(*creates) == [1] * 40
+    updates = [
+        store.commit(Commit(TaskKey("", "t0"), task("t0"), 1, [(event(TaskState.WORKING), False)])) for _ in range(5)
+    ]
+    outcomes = await asyncio.gather(*updates, return_exceptions=True)
+    assert sum(1 for o in outcomes if isinstance(o, Conflict)) == 4
+    page = await store.read_events(TaskKey("", "t0"), 0, 10)
+    assert [e.seq for e in page.events] == [1, 2]
+    assert (await store.list_tasks("", ListQuery(page_size=100))).total_size == 40
+
+
+test_concurrent_writers = run(_concurrent_writers)
+
+
+async def _values_come_back_whole(store: Store) -> None:
+    value = task("t", TaskState.INPUT_REQUIRED, ctx="ctx-é")
+    await create(store, K, value)
+    record = await store.get_task(K)
+    assert record is not None and record.task == value and record.key == K
+    page = await store.read_events(K, 0, 10)
+    assert page.events[0].event == StreamResponse(task=value)
+    listed = await store.list_tasks("", ListQuery(state=TaskState.INPUT_REQUIRED, context_id="ctx-é"))
+    assert [r.task for r in listed.tasks] == [value]
+
+
+test_values_come_back_whole = run(_values_come_back_whole)
 
 
 def test_the_memory_store_evicts_terminal_tasks_first_and_refuses_when_all_are_live() -> None:

@@ -13,7 +13,7 @@ operation and error tables, and the bindings' decoders without I/O.
   (what a client read), `ErrorKind`, `ErrorTable`; `check_version` (`A2A-Version`);
 * the server (`create_app`, `ServerOptions`; `agentproto.a2a.server`), the executor API
   (`AgentExecutor`, `RequestContext`, `TaskUpdater`, `Principal`), the store contract
-  (`Store`) and `MemoryStore`, the client (`A2aClient`, `ClientError`), `agent_card`.
+  (`Store`), `MemoryStore` and `SqliteStore` (durable, one file), the client (`A2aClient`, `ClientError`), `agent_card`.
 
 Names are imported on first use, so `import agentproto.a2a` stays cheap.
 """
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from agentproto.a2a.operations import HttpRule, OperationInfo, QueryField
     from agentproto.a2a.rest import RestCall, RestRefusal
     from agentproto.a2a.server import ServerOptions, create_app
+    from agentproto.a2a.sqlite_store import SqliteStore
     from agentproto.a2a.store import Store
     from agentproto.a2a.version import MissingVersion, check_version
 
@@ -67,6 +68,7 @@ __all__ = [
     "RpcId",
     "RpcRefusal",
     "ServerOptions",
+    "SqliteStore",
     "Store",
     "TaskUpdater",
     "agent_card",
@@ -85,6 +87,7 @@ _LAZY = {
     "RequestContext": "agentproto.a2a.executor",
     "TaskUpdater": "agentproto.a2a.executor",
     "MemoryStore": "agentproto.a2a.memory_store",
+    "SqliteStore": "agentproto.a2a.sqlite_store",
     "ServerOptions": "agentproto.a2a.server",
     "create_app": "agentproto.a2a.server",
     "Store": "agentproto.a2a.store",
