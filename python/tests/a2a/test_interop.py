@@ -3,7 +3,8 @@
 * the official `a2a-sdk` 1.3.0 client (`interop/official/a2a-python/client.py`, its scenario
   runner: sends, a direct message, get, list, a stream, cancels, push configs, a
   subscription) against our Python server (`python -m agentproto.examples.a2a_server
-  --memory`, which also checks that contract), on JSON-RPC and HTTP+JSON;
+  --memory`, which also checks that contract), on JSON-RPC and HTTP+JSON; the same server
+  on a `--db` file keeps a task across a restart;
 * our Python client against our Rust server (`target/debug/agentproto serve --memory`;
   build it with `cargo build -p agentproto-cli`), on both bindings: two sends, a stream,
   get, cancel, and a subscription resumed with `Last-Event-ID`.
@@ -107,6 +108,33 @@ def test_the_official_client_against_our_python_server(python_server: str, bindi
     assert done.returncode == 0 and not failed, f"{failed or steps}\n{done.stderr.decode()[-2000:]}"
     names = {s["step"] for s in steps}
     assert {"send", "send-message", "get", "stream", "cancel", "subscribe", "push-config"} <= names
+
+
+def test_the_python_server_on_a_db_file_keeps_tasks_across_a_restart(tmp_path: Path) -> None:
+    argv = [sys.executable, "-m", "agentproto.examples.a2a_server", "--addr", "127.0.0.1:0", "--db"]
+    path = str(tmp_path / "tasks.db")
+
+    async def send(base: str) -> str:
+        async with await A2aClient.connect(base, timeout=10) as client:
+            sent = await client.send_message(_send("kept", "m-kept"))
+            assert isinstance(sent.task, Task) and sent.task.status.state is TaskState.COMPLETED
+            return sent.task.id
+
+    async def get(base: str, task_id: str) -> Task:
+        async with await A2aClient.connect(base, timeout=10) as client:
+            return await client.get_task(GetTaskRequest(id=task_id))
+
+    child = Child([*argv, path], ROOT)
+    try:
+        task_id = asyncio.run(asyncio.wait_for(send(child.url()), BOUND))
+    finally:
+        child.stop()
+    child = Child([*argv, path], ROOT)
+    try:
+        got = asyncio.run(asyncio.wait_for(get(child.url(), task_id), BOUND))
+    finally:
+        child.stop()
+    assert got.status.state is TaskState.COMPLETED and got.artifacts[0].parts[0].text == "kept"
 
 
 @pytest.fixture(scope="module")

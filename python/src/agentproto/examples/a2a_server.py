@@ -3,11 +3,13 @@
 `/.well-known/agent-card.json`.
 
     python -m agentproto.examples.a2a_server --addr 127.0.0.1:8080 --memory
+    python -m agentproto.examples.a2a_server --addr 127.0.0.1:8080 --db tasks.db
 
 Needs the `agentproto[a2a-server]` extra (uvicorn). Port 0 picks a free port; once it
 accepts connections it prints `agentproto a2a_server: listening on http://HOST:PORT …`
-on stdout. `--db FILE` (the durable SQLite store) is not available yet: it is refused.
-Ctrl-C or SIGTERM stops it.
+on stdout. `--memory` keeps tasks in a bounded in-memory store (the default); `--db FILE`
+keeps them in the durable SQLite store at FILE (created when missing), so that they
+outlive the process. Ctrl-C or SIGTERM stops it.
 """
 
 from __future__ import annotations
@@ -18,7 +20,10 @@ import socket
 import sys
 
 from agentproto.a2a.demo import DemoAgent, card
+from agentproto.a2a.memory_store import MemoryStore
 from agentproto.a2a.server import ServerOptions, create_app
+from agentproto.a2a.sqlite_store import SqliteStore
+from agentproto.a2a.store import Store, StoreError
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -26,8 +31,9 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         prog="python -m agentproto.examples.a2a_server", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--addr", default="127.0.0.1:8080", help="HOST:PORT to listen on (port 0: a free one)")
-    parser.add_argument("--memory", action="store_true", help="keep everything in memory (the only store so far)")
-    parser.add_argument("--db", help="SQLite file (not available yet)")
+    stores = parser.add_mutually_exclusive_group()
+    stores.add_argument("--memory", action="store_true", help="keep tasks in memory (the default)")
+    stores.add_argument("--db", metavar="FILE", help="keep tasks in the SQLite file FILE (durable)")
     parser.add_argument("--public-url", help="the URL the card advertises (default: http:// and the address)")
     parser.add_argument("--rest-prefix", default="/a2a/rest", help='where HTTP+JSON lives ("" for the root)')
     parser.add_argument("--lenient-version", action="store_true", help="take a request without A2A-Version as 1.0")
@@ -50,7 +56,8 @@ async def serve(args: argparse.Namespace) -> None:
     where = f"[{bound[0]}]:{bound[1]}" if listener.family == socket.AF_INET6 else f"{bound[0]}:{bound[1]}"
     base = (args.public_url or f"http://{where}").rstrip("/")
     options = ServerOptions(rest_prefix=args.rest_prefix, lenient_version=args.lenient_version)
-    app = create_app(DemoAgent(args.delay), card(base, args.rest_prefix), options=options)
+    store: Store = MemoryStore() if args.db is None else await SqliteStore.open(args.db)
+    app = create_app(DemoAgent(args.delay), card(base, args.rest_prefix), store=store, options=options)
     # Open streams would hold a shutdown up forever: they are cut after a few seconds.
     config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False, timeout_graceful_shutdown=3)
     server = uvicorn.Server(config)
@@ -59,17 +66,18 @@ async def serve(args: argparse.Namespace) -> None:
         await asyncio.sleep(0.01)
     if server.started:
         print(
-            f"agentproto a2a_server: listening on http://{where} (card {base}/.well-known/agent-card.json, store memory)"
+            f"agentproto a2a_server: listening on http://{where} (card {base}/.well-known/agent-card.json,"
+            f" store {'memory' if args.db is None else 'sqlite ' + args.db})"
         )
         sys.stdout.flush()
-    await started
+    try:
+        await started
+    finally:
+        await store.close()
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
-    if args.db is not None:
-        print("a2a_server: --db (the SQLite store) is not available yet; use --memory", file=sys.stderr)
-        return 2
     try:
         import uvicorn  # noqa: F401
     except ImportError:
@@ -79,6 +87,9 @@ def main(argv: list[str] | None = None) -> int:
         asyncio.run(serve(args))
     except KeyboardInterrupt:
         pass
+    except StoreError as e:
+        print(f"a2a_server: {e}", file=sys.stderr)
+        return 1
     return 0
 
 
