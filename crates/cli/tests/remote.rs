@@ -1,13 +1,17 @@
-//! ACP over the network with real processes on 127.0.0.1: `agentproto bridge` in
-//! front of our Rust and Python stdio echo agents, reached by the Rust `run-prompt`
-//! example over Streamable HTTP and WebSocket (one agent process per connection, ended
-//! with it; the trace replays); and interop across languages: the Python client
-//! against the Rust `echo-agent --listen`, the Rust client against the Python one; and the
-//! official Python SDK's HTTP and WebSocket clients (`official_remote_client.py`) against
-//! the Rust agent.
+//! ACP over the network with real processes on 127.0.0.1.
 //!
-//! Needs `python3` with msgspec, uvicorn and `agent-client-protocol[http]`
-//! (`.ci/requirements.txt`); our Python SDK
+//! - `agentproto bridge` in front of our Rust and Python stdio echo agents, reached by
+//!   the Rust `run-prompt` example over Streamable HTTP and WebSocket (one agent process
+//!   per connection, ended with it; the traces replay).
+//! - Ours across languages: the Python client against the Rust `echo-agent --listen`,
+//!   the Rust client against the Python one.
+//! - The official SDKs: the Python SDK's clients (`official_remote_client.py`) and the
+//!   TypeScript SDK's (`interop/official/acp-ts/remote.mjs`) against the Rust agent; the
+//!   Rust client against the Python SDK's `AcpServer` (`official_remote_agent.py`) and the
+//!   TypeScript SDK's.
+//!
+//! Needs `python3` with msgspec, uvicorn and `agent-client-protocol[http]`, and the
+//! TypeScript SDK in `interop/official/acp-ts` (`.ci/run` installs both); our Python SDK
 //! runs from its sources (`PYTHONPATH=python/src`).
 
 use std::io::{BufRead, BufReader};
@@ -225,6 +229,62 @@ fn the_official_python_clients_reach_our_rust_agent() {
         // Every update of a turn was handled before its prompt call returned.
         assert_eq!(
             turns, "[\"end_turn\", \"alpha beta gamma delta\"]\n[\"end_turn\", \"epsilon zeta\"]\n",
+            "websocket: {websocket}"
+        );
+    }
+}
+
+#[test]
+fn our_rust_client_reaches_the_official_python_server() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/official_remote_agent.py");
+    let mut command = Command::new("python3");
+    command.arg(script);
+    let server = Server::start(command);
+    assert!(rust_client(&server.url, false, "to the official python").contains("to the official python"));
+    assert!(rust_client(&server.url, true, "and over its websocket").contains("and over its websocket"));
+}
+
+/// The official TypeScript SDK's remote peers (`interop/official/acp-ts/remote.mjs`).
+fn official_ts(script: &str) -> Command {
+    let sdk = repo().join("interop/official/acp-ts/node_modules/@agentclientprotocol/sdk/package.json");
+    assert!(
+        sdk.exists(),
+        "the TypeScript SDK is not installed: run `npm ci --prefix interop/official/acp-ts` (as .ci/run does)"
+    );
+    let module = repo().join("interop/official/acp-ts/remote.mjs");
+    let script = script.replace("REMOTE", &module.display().to_string());
+    let mut command = Command::new("node");
+    command.args(["--input-type=module", "-e", &script]);
+    command
+}
+
+#[test]
+fn our_rust_client_reaches_the_official_typescript_server() {
+    let server = Server::start(official_ts(
+        "import { serveOfficial } from 'REMOTE'; const s = await serveOfficial(); \
+         console.error('official ts agent: listening on ' + s.url); \
+         process.on('SIGTERM', async () => { await s.close(); process.exit(0); });",
+    ));
+    assert!(rust_client(&server.url, false, "to the official ts").contains("to the official ts"));
+    assert!(rust_client(&server.url, true, "and its websocket").contains("and its websocket"));
+}
+
+#[test]
+fn the_official_typescript_clients_reach_our_rust_agent() {
+    let mut command = Command::new(example("echo-agent"));
+    command.args(["--listen", "127.0.0.1:0"]);
+    let server = Server::start(command);
+    for websocket in [false, true] {
+        let turns = run_client(official_ts(&format!(
+            "import {{ officialTurns }} from 'REMOTE'; \
+             const r = await officialTurns('{}', {{ websocket: {websocket}, prompts: ['alpha beta gamma delta', 'epsilon zeta'] }}); \
+             console.log(JSON.stringify(r.turns)); process.exit(0);",
+            server.url
+        )));
+        // Every update of a turn was handled before its prompt call returned.
+        assert_eq!(
+            turns.trim(),
+            r#"[["end_turn",["alpha ","beta ","gamma ","delta"]],["end_turn",["epsilon ","zeta"]]]"#,
             "websocket: {websocket}"
         );
     }
