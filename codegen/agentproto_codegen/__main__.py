@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import a2a_errors, a2a_v03, python_a2a, rust_a2a_v03, acp, decode_kinds, error_codes, python_share, local_errors, proto, sharing, typescript_share, python, python_decode, rules, rust, rust_a2a, rust_a2a_proto, typescript, typescript_a2a, typescript_codec
+from . import a2a_errors, a2a_v03, python_a2a, rust_a2a_v03, typescript_a2a_v03, acp, decode_kinds, error_codes, python_share, local_errors, proto, sharing, typescript_share, python, python_decode, rules, rust, rust_a2a, rust_a2a_proto, typescript, typescript_a2a, typescript_codec
 from .model import Spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -127,6 +127,8 @@ def generate(hashes: dict[str, str], only: tuple[str, ...] = LANGUAGES) -> dict[
         outputs[rust_a2a_v03.RUST_OUT] = rustfmt(rust_a2a_v03.rust(a2a_v03.read_with(ROOT, v1_model)))
     if "typescript" in only:
         outputs.update(typescript_a2a.emit(models["a2a-v1"], a2a_errors.read(ROOT)))
+        v1_tables = a2a_v03.read_with(ROOT, json.loads(models["a2a-v1"].to_json()))
+        outputs[typescript_a2a_v03.TS_OUT] = typescript_a2a_v03.typescript(v1_tables)
     acp_rules, acp_rules_source = rules.load(ROOT / "rules/acp.toml")
     codes = error_codes.read(ROOT, acp_rules)
     kinds, kinds_source = local_errors.read(acp_rules, (acp_rules_source["file"], acp_rules_source["sha256"]))

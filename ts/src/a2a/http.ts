@@ -65,9 +65,30 @@ export function contentTypeRefused(): A2aError {
 export type Binding = "jsonrpc" | "rest";
 
 /** How the version check reads a request without `A2A-Version` (header or query parameter):
- * as A2A 0.3, which this SDK does not serve yet, so it is refused; or as 1.0. */
+ * as A2A 0.3 (the default), or as 1.0; and whether 0.3 is served (JSON-RPC only). */
 export interface VersionOptions {
   readonly missingVersion?: "0.3" | "1.0";
+  /** Serve A2A 0.3 JSON-RPC requests (`A2A-Version` 0.3, or none) under the 0.3 method
+   * names, through the 0.3 conversions (default: true on JSON-RPC). Otherwise they are
+   * refused `VersionNotSupported`. */
+  readonly v03?: boolean;
+}
+
+/** The version a request names (`A2A-Version` header, any case, else the query parameter
+ * of that name), trimmed; `undefined` when it names none. */
+export function requestedVersion(headers: Headers, query: string): string | undefined {
+  const v = header(headers, "a2a-version")?.trim();
+  if (v !== undefined) return v;
+  for (const [k, value] of queryPairs(query)) if (k.toLowerCase() === "a2a-version") return value;
+  return undefined;
+}
+
+/** Whether a request is A2A 0.3: it says 0.3, or says nothing and `missingVersion` is not 1.0. */
+export function isV03(headers: Headers, query: string, options: VersionOptions = {}): boolean {
+  const v = requestedVersion(headers, query);
+  if (v === undefined) return options.missingVersion !== "1.0";
+  const parts = v.split(".");
+  return parts[0] === "0" && parts[1] === "3";
 }
 
 /**
@@ -78,15 +99,7 @@ export interface VersionOptions {
  * @returns `null` when the request is served, else the error to answer.
  */
 export function checkVersion(headers: Headers, query: string, options: VersionOptions = {}): A2aError | null {
-  let v = header(headers, "a2a-version")?.trim();
-  if (v === undefined) {
-    for (const [k, value] of queryPairs(query)) {
-      if (k.toLowerCase() === "a2a-version") {
-        v = value;
-        break;
-      }
-    }
-  }
+  const v = requestedVersion(headers, query);
   const given = v ?? "";
   const parts = given.split(".");
   if (parts[0] === "1" && parts[1] === "0") return null;

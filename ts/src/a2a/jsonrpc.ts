@@ -14,7 +14,8 @@ import { DecodeError } from "../codec/errors.js";
 import { encodeString } from "../codec/values.js";
 import type { A2aRequest } from "../generated/a2a/v1.js";
 import { A2aError } from "./errors.js";
-import { bodyText, checkDepth, checkVersion, contentTypeOk, contentTypeRefused, MAX_REQUEST_DEPTH, tooDeep, type Headers, type VersionOptions } from "./http.js";
+import { v03Method, type Method } from "./compat/v03.js";
+import { bodyText, checkDepth, checkVersion, contentTypeOk, contentTypeRefused, isV03, MAX_REQUEST_DEPTH, tooDeep, type Headers, type VersionOptions } from "./http.js";
 import { decodeRequest, isOperation } from "./operations.js";
 
 /** A request the server would run. */
@@ -24,6 +25,15 @@ export interface JsonRpcCall {
    * with HTTP 204 and no body, whatever its outcome). */
   readonly id: string | null;
   readonly request: A2aRequest;
+}
+
+/** An A2A 0.3 request (by its version) of a 0.3 method: the server converts its params. */
+export interface JsonRpcV03Call {
+  readonly outcome: "v03";
+  readonly id: string | null;
+  readonly method: Method;
+  /** The params as they came (JSON text; `null` when absent). */
+  readonly params: string;
 }
 
 /** A request refused before it ran: the error and the id (JSON text) to answer it to. */
@@ -59,7 +69,7 @@ function idText(value: JNode): string | undefined {
 }
 
 /** Decodes one JSON-RPC request of the A2A 1.0 binding. */
-export function decodeJsonRpcRequest(request: JsonRpcHttpRequest, options: VersionOptions = {}): JsonRpcCall | JsonRpcRefusal {
+export function decodeJsonRpcRequest(request: JsonRpcHttpRequest, options: VersionOptions = {}): JsonRpcCall | JsonRpcV03Call | JsonRpcRefusal {
   const text = bodyText(request.body);
   if (text === null) return refused("null", A2aError.parse("the body is not UTF-8"));
   let node: JNode;
@@ -94,6 +104,12 @@ export function decodeJsonRpcRequest(request: JsonRpcHttpRequest, options: Versi
   if (typeof method !== "string") return invalid('the member "method" must be a string');
   const notification = idMember === undefined;
   if (!contentTypeOk(request.headers)) return refused(echo, contentTypeRefused(), notification);
+  if (options.v03 !== false && isV03(request.headers, request.query, options)) {
+    const v03 = v03Method(method);
+    if (v03 === undefined) return refused(echo, v03Refused(method), notification);
+    const params = fields.get("params");
+    return { outcome: "v03", id: notification ? null : echo, method: v03, params: params === undefined ? "null" : text.slice(params.start, params.end) };
+  }
   const versionError = checkVersion(request.headers, request.query, options);
   if (versionError !== null) return refused(echo, versionError, notification);
   if (!isOperation(method)) {
@@ -112,6 +128,24 @@ export function decodeJsonRpcRequest(request: JsonRpcHttpRequest, options: Versi
 /** A JSON-RPC error response's text (`id` is the id's JSON text). */
 export function jsonRpcErrorBody(id: string, error: A2aError): string {
   return `{"jsonrpc":"2.0","id":${id},"error":${JSON.stringify(error.jsonRpcError())}}`;
+}
+
+/** The refusal of a 0.3 request whose method is not a 0.3 method. */
+function v03Refused(method: string): A2aError {
+  return new A2aError(
+    "VersionNotSupported",
+    `a request without an A2A-Version header is A2A 0.3, and ${JSON.stringify(method)} is not a 0.3 method; this interface serves 0.3 under its own method names (message/send, message/stream, tasks/get, tasks/cancel, tasks/resubscribe, tasks/pushNotificationConfig/*, agent/getAuthenticatedExtendedCard) and 1.0 with A2A-Version: 1.0`,
+  )
+    .with("version", "0.3")
+    .with("supportedVersions", "1.0, 0.3");
+}
+
+/** A JSON-RPC error response of A2A 0.3: the 0.3 code, and `data` a plain object of the
+ * error's metadata (left out when it has none). */
+export function jsonRpcV03ErrorBody(id: string, error: A2aError): string {
+  const body: { code: number; message: string; data?: Record<string, string> } = { code: error.row.codeV03, message: error.message };
+  if (error.metadata.length > 0) body.data = Object.fromEntries(error.metadata);
+  return `{"jsonrpc":"2.0","id":${id},"error":${JSON.stringify(body)}}`;
 }
 
 /** A JSON-RPC result response's text around an already encoded result. */

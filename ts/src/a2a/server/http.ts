@@ -17,7 +17,8 @@ import { createServer as createNetServer, type AddressInfo, type Server as NetSe
 
 import { A2aError, type ErrorTable } from "../errors.js";
 import type { VersionOptions } from "../http.js";
-import { decodeJsonRpcRequest, jsonRpcErrorBody, jsonRpcResultBody } from "../jsonrpc.js";
+import { v03Request, v03Result } from "../compat/v03-binding.js";
+import { decodeJsonRpcRequest, jsonRpcErrorBody, jsonRpcResultBody, jsonRpcV03ErrorBody, type JsonRpcV03Call } from "../jsonrpc.js";
 import { encodeResult } from "../operations.js";
 import { decodeRestRequest, restErrorBody } from "../rest.js";
 import type { A2aRequest, OperationName } from "../../generated/a2a/v1.js";
@@ -125,7 +126,7 @@ export function a2aListener(core: A2aCore, options: HttpOptions = {}): A2aListen
   const maxBody = options.maxBodyBytes ?? 4 << 20;
   const bodyTimeout = options.bodyTimeoutMs ?? 60_000;
   const keepAlive = options.keepAliveMs ?? 15_000;
-  const version: VersionOptions = options.missingVersion === undefined ? {} : { missingVersion: options.missingVersion };
+  const version: VersionOptions = { ...(options.missingVersion === undefined ? {} : { missingVersion: options.missingVersion }), v03: options.v03 ?? true };
   const cardBody = encodeResult("GetExtendedAgentCard", core.card);
   const card: CardCache = {
     body: cardBody,
@@ -190,6 +191,7 @@ export function a2aListener(core: A2aCore, options: HttpOptions = {}): A2aListen
       if (call.notification) return void res.writeHead(204).end();
       return answer(res, call.error.jsonRpcHttpStatus, jsonRpcErrorBody(call.id, call.error));
     }
+    if (call.outcome === "v03") return jsonRpcV03(req, res, call, principal);
     const id = call.id ?? "null";
     const operation = call.request.operation;
     let result: Answer;
@@ -213,6 +215,38 @@ export function a2aListener(core: A2aCore, options: HttpOptions = {}): A2aListen
       }
     };
     await writeSse(res, result.open, render, (item) => answer(res, item.error.jsonRpcHttpStatus, jsonRpcErrorBody(id, item.error)), keepAlive);
+  }
+
+  /** A 0.3 call: its params converted to 1.0, run by the core, and its answer (each
+   * event of a stream) converted back; errors in the 0.3 form. */
+  async function jsonRpcV03(req: IncomingMessage, res: ServerResponse, call: JsonRpcV03Call, principal: Principal | null): Promise<void> {
+    const id = call.id ?? "null";
+    const refuse = (error: A2aError): void => (call.id === null ? void res.writeHead(204).end() : answer(res, error.jsonRpcHttpStatus, jsonRpcV03ErrorBody(id, error)));
+    let result: Answer;
+    try {
+      const request = v03Request(call.method, call.params);
+      result = await run(callContext(req, principal, undefined, request), request);
+      if (call.id === null) return void res.writeHead(204).end();
+      if (result.kind === "value") return answer(res, 200, jsonRpcResultBody(id, v03Result(call.method, call.method.operation, result.value as never)));
+    } catch (e) {
+      return refuse(e instanceof A2aError ? e : new A2aError("Internal", e instanceof Error ? e.message : String(e)));
+    }
+    const render = (item: StreamOut): string | null => {
+      switch (item.kind) {
+        case "event":
+          try {
+            return frame(item.seq, null, jsonRpcResultBody(id, v03Result(call.method, call.method.operation, item.event as never)));
+          } catch (e) {
+            return frame(item.seq, null, jsonRpcV03ErrorBody(id, e as A2aError));
+          }
+        case "gap":
+          // Gaps are agentproto's resumption extension, which 0.3 clients do not know.
+          return null;
+        case "error":
+          return frame(null, null, jsonRpcV03ErrorBody(id, item.error));
+      }
+    };
+    await writeSse(res, result.open, render, (item) => refuse(item.error), keepAlive);
   }
 
   async function rest(req: IncomingMessage, res: ServerResponse, target: string, principal: Principal | null): Promise<void> {
