@@ -21,7 +21,7 @@ async fn within<F: std::future::Future>(future: F) -> F::Output {
 }
 
 /// Streams each word of the prompt as an update, then answers; "flood" sends 4,000
-/// updates of 8 KiB.
+/// updates of 8 KiB first, "wait" waits to be cancelled.
 #[derive(Default)]
 struct Words;
 
@@ -36,6 +36,11 @@ impl Agent for Words {
 
     async fn prompt(&self, cx: AgentContext, request: PromptRequest) -> Result<PromptResponse, ErrorObject> {
         let text = request.text();
+        if text == "wait" {
+            // Until cancelled: the connection ends the turn and drops this handler.
+            cx.peer().update(&request.session_id, SessionUpdate::agent_message_text("waiting")).await?;
+            tokio::time::sleep(Duration::from_secs(60)).await;
+        }
         if text == "flood" {
             let big = "x".repeat(8192);
             for _ in 0..4000 {
@@ -369,4 +374,47 @@ async fn a_slow_request_head_is_cut_off() {
     }
     // The server still serves.
     raw_connection(&reqwest::Client::new(), &running.url).await;
+}
+
+async fn cancelled_turn(websocket: bool) {
+    let running = start(ServerLimits::default(), None).await;
+    let collect = Collect::default();
+    let remote = RemoteOptions::new().websocket(websocket);
+    let (agent, transport) =
+        within(connect::<V1, _>(&running.url, collect.clone(), AcpOptions::default(), remote)).await.unwrap();
+    within(agent.initialize(InitializeRequest::new(PROTOCOL_VERSION))).await.unwrap();
+    let session = within(agent.open_session("/")).await.unwrap();
+    let turn = session.prompt("wait");
+    tokio::pin!(turn);
+    // The turn is under way once its first update arrived.
+    within(async {
+        loop {
+            tokio::select! {
+                biased;
+                answer = &mut turn => panic!("the turn ended before it was cancelled: {answer:?}"),
+                () = tokio::time::sleep(Duration::from_millis(5)) => {}
+            }
+            if collect.text.lock().unwrap().as_str() == "waiting" {
+                break;
+            }
+        }
+    })
+    .await;
+    within(session.cancel()).await.unwrap();
+    let answer = within(turn).await.unwrap();
+    assert_eq!(answer.stop_reason, StopReason::Cancelled);
+    // The connection goes on.
+    let answer = within(session.prompt("after")).await.unwrap();
+    assert_eq!(answer.stop_reason, StopReason::EndTurn);
+    within(transport.close()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_is_cancelled_over_streamable_http() {
+    cancelled_turn(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_is_cancelled_over_websocket() {
+    cancelled_turn(true).await;
 }
