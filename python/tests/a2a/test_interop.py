@@ -91,7 +91,16 @@ class Child:
 
 @pytest.fixture(scope="module")
 def python_server() -> Iterator[str]:
-    child = Child([sys.executable, "-m", "agentproto.examples.a2a_server", "--addr", "127.0.0.1:0", "--memory"], ROOT)
+    argv = [
+        sys.executable,
+        "-m",
+        "agentproto.examples.a2a_server",
+        "--addr",
+        "127.0.0.1:0",
+        "--memory",
+        "--push-allow-private",
+    ]
+    child = Child(argv, ROOT)
     try:
         yield child.url()
     finally:

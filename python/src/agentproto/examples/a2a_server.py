@@ -9,7 +9,8 @@ Needs the `agentproto[a2a-server]` extra (uvicorn). Port 0 picks a free port; on
 accepts connections it prints `agentproto a2a_server: listening on http://HOST:PORT …`
 on stdout. `--memory` keeps tasks in a bounded in-memory store (the default); `--db FILE`
 keeps them in the durable SQLite store at FILE (created when missing), so that they
-outlive the process. Ctrl-C or SIGTERM stops it.
+outlive the process. Push configs may name public addresses only, unless
+`--push-allow-private` (loopback and private networks too: tests, local receivers). Ctrl-C or SIGTERM stops it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import sys
 
 from agentproto.a2a.demo import DemoAgent, card
 from agentproto.a2a.memory_store import MemoryStore
+from agentproto.a2a.push_guard import PushGuard
 from agentproto.a2a.server import ServerOptions, create_app
 from agentproto.a2a.sqlite_store import SqliteStore
 from agentproto.a2a.store import Store, StoreError
@@ -37,6 +39,11 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--public-url", help="the URL the card advertises (default: http:// and the address)")
     parser.add_argument("--rest-prefix", default="/a2a/rest", help='where HTTP+JSON lives ("" for the root)')
     parser.add_argument("--lenient-version", action="store_true", help="take a request without A2A-Version as 1.0")
+    parser.add_argument(
+        "--push-allow-private",
+        action="store_true",
+        help="let push configs name loopback and private addresses (tests, local receivers)",
+    )
     parser.add_argument("--delay", type=float, default=2.0, help="seconds the delayed TCK scenarios wait")
     return parser.parse_args(argv)
 
@@ -55,7 +62,8 @@ async def serve(args: argparse.Namespace) -> None:
     bound = listener.getsockname()
     where = f"[{bound[0]}]:{bound[1]}" if listener.family == socket.AF_INET6 else f"{bound[0]}:{bound[1]}"
     base = (args.public_url or f"http://{where}").rstrip("/")
-    options = ServerOptions(rest_prefix=args.rest_prefix, lenient_version=args.lenient_version)
+    guard = PushGuard.permissive() if args.push_allow_private else PushGuard()
+    options = ServerOptions(rest_prefix=args.rest_prefix, lenient_version=args.lenient_version, push_guard=guard)
     store: Store = MemoryStore() if args.db is None else await SqliteStore.open(args.db)
     app = create_app(DemoAgent(args.delay), card(base, args.rest_prefix), store=store, options=options)
     # Open streams would hold a shutdown up forever: they are cut after a few seconds.

@@ -25,6 +25,7 @@ from agentproto.a2a.generated.v1 import (
     StreamResponse,
     SubscribeToTaskRequest,
 )
+from agentproto.a2a.push_guard import PushGuard, Refused
 from agentproto.a2a.store import ListQuery, Store, StoreError, TaskKey, timestamp_ms
 from agentproto.a2a.tasks import EventHub, Gap, Tasks, follow, is_terminal, store_error, viewed
 
@@ -90,6 +91,10 @@ class ServerOptions:
     """Take a request without `A2A-Version` as 1.0 (the specification says 0.3)."""
     check_duplicate_keys: bool = False
     """Refuse repeated JSON keys the fast decoding path would not see."""
+    push_guard: PushGuard = field(default_factory=PushGuard)
+    """Which push URLs a config may name (the SSRF guard: public addresses only by
+    default; `PushGuard(allow_loopback=True)` or `PushGuard.permissive()` for tests and
+    local receivers)."""
 
 
 def invalid(path: str, expected: str) -> A2aError:
@@ -144,6 +149,14 @@ class CoreBase:
     def require_push(self) -> None:
         if not self.push:
             raise A2aError(ErrorKind.PUSH_NOTIFICATION_NOT_SUPPORTED)
+
+    async def check_push_url(self, url: str, path: str) -> None:
+        """Refuses (`INVALID_PARAMS`) a push URL the SSRF guard refuses."""
+        try:
+            await self.options.push_guard.check_target(url)
+        except Refused as e:
+            error = A2aError(ErrorKind.INVALID_PARAMS, f"Invalid parameters at {path}: the push URL is refused: {e}")
+            raise error.with_metadata("path", path).with_metadata("rule", "ssrf-guard") from None
 
     async def get_task(self, cx: CallContext, r: GetTaskRequest) -> Any:
         history = None if r.history_length is msgspec.UNSET else r.history_length

@@ -157,6 +157,7 @@ class Core(CoreBase):
             if config.task_push_notification_config is not msgspec.UNSET:
                 self.require_push()
                 push = _push_record(key, config.task_push_notification_config)
+                await self.check_push_url(push.config.url, "$.params.configuration.taskPushNotificationConfig.url")
         before: Task | None = None
         if existing is None:
             status = TaskStatus(state=TaskState.SUBMITTED, timestamp=now_timestamp())
@@ -286,6 +287,7 @@ class Core(CoreBase):
         key = TaskKey(cx.tenant, r.task_id)
         await self._record(key)
         record = _push_record(key, r)
+        await self.check_push_url(record.config.url, "$.params.url")
         try:
             await self.store.put_push_config(record)
         except StoreError as e:
