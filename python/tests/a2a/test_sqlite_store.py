@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from agentproto.a2a.codec import encode
 from agentproto.a2a.generated.v1 import (
     StreamResponse,
     Task,
@@ -25,7 +26,7 @@ from agentproto.a2a.generated.v1 import (
     TaskState,
     TaskStatus,
 )
-from agentproto.a2a.sqlite_schema import SCHEMA_VERSION
+from agentproto.a2a.sqlite_schema import _MIGRATIONS, SCHEMA_VERSION
 from agentproto.a2a.sqlite_store import SqliteStore
 from agentproto.a2a.store import Commit, Conflict, PushConfigRecord, StoreError, TaskKey, TurnLease
 
@@ -186,3 +187,33 @@ def test_every_acknowledged_commit_survives_a_sigkill(tmp_path: Path) -> None:
             await store.close()
 
     run(main())
+
+
+def test_a_version_1_file_is_migrated_with_its_tasks_kept(tmp_path: Path) -> None:
+    path = str(tmp_path / "e.db")
+    connection = sqlite3.connect(path, isolation_level=None)
+    try:
+        connection.executescript(f"BEGIN; {_MIGRATIONS[0]} PRAGMA user_version = 1; COMMIT;")
+        connection.execute(
+            "INSERT INTO tasks (tenant, id, context_id, state, terminal, status_ms, version, last_seq, body)"
+            " VALUES ('', 'old', 'c', 'TASK_STATE_COMPLETED', 1, 0, 3, 0, ?)",
+            (encode(task("old", TaskState.COMPLETED)),),
+        )
+    finally:
+        connection.close()
+
+    async def main() -> None:
+        store = await SqliteStore.open(path)
+        try:
+            record = await store.get_task(TaskKey("", "old"))
+            assert record is not None and record.version == 3 and record.terminal
+            assert await store.claim_deliveries(0, 10, 10) == []
+        finally:
+            await store.close()
+
+    run(main())
+    connection = sqlite3.connect(path)
+    try:
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    finally:
+        connection.close()

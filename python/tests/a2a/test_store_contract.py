@@ -233,6 +233,37 @@ async def _values_come_back_whole(store: Store) -> None:
 test_values_come_back_whole = run(_values_come_back_whole)
 
 
+async def _push_deliveries(store: Store) -> None:
+    await create(store)
+    for config_id in ("a", "b"):
+        config = TaskPushNotificationConfig(id=config_id, task_id="t", url=f"https://example.com/{config_id}")
+        await store.put_push_config(PushConfigRecord(K, config))
+    events = [(event(TaskState.WORKING), False), (event(TaskState.COMPLETED), True)]
+    await store.commit(Commit(K, task("t", TaskState.COMPLETED), 1, events))
+    claimed = await store.claim_deliveries(1000, 10, 100)
+    assert [(d.seq, d.config.id, d.attempts) for d in claimed] == [(2, "a", 0), (2, "b", 0), (3, "a", 0), (3, "b", 0)]
+    assert claimed[0].event == events[0][0] and claimed[0].key == K
+    assert claimed[1].config.url == "https://example.com/b"
+    assert await store.claim_deliveries(1050, 10, 100) == []  # still claimed
+    await store.finish_delivery(claimed[0].id, None)
+    await store.finish_delivery(claimed[1].id, 2000)
+    await store.finish_delivery(claimed[2].id, None)
+    # The claim on the fourth ran out: it is due again; the second waits for its time.
+    assert [d.id for d in await store.claim_deliveries(1500, 10, 100)] == [claimed[3].id]
+    await store.finish_delivery(claimed[3].id, None)
+    again = await store.claim_deliveries(2000, 10, 100)
+    assert [(d.id, d.attempts) for d in again] == [(claimed[1].id, 1)]
+    await store.finish_delivery(again[0].id, None)
+    assert await store.claim_deliveries(10_000, 10, 100) == []
+    # A deleted config's queued deliveries go with it.
+    await store.commit(Commit(K, task("t", TaskState.COMPLETED), 2, [(event(TaskState.COMPLETED), True)]))
+    assert await store.delete_push_config(K, "a")
+    assert [d.config.id for d in await store.claim_deliveries(10_000, 10, 100)] == ["b"]
+
+
+test_push_deliveries = run(_push_deliveries)
+
+
 def test_the_memory_store_evicts_terminal_tasks_first_and_refuses_when_all_are_live() -> None:
     async def main() -> None:
         store = MemoryStore(max_tasks=2, max_events=2)

@@ -4,7 +4,9 @@ At most `max_tasks` tasks are kept: creating one more evicts the terminal task w
 oldest status timestamp (its events and push configs with it), and when every task is
 live the create fails with `StoreFull`. Each task's log keeps its `max_events` newest
 events; a reader resuming before them sees `first_held` beyond what it asked for.
-Every method runs without awaiting anything, so each is atomic on the event loop.
+Queued push deliveries are bounded too: past `max_deliveries` the oldest is dropped (and
+counted in `dropped_deliveries`). Every method runs without awaiting anything, so each is
+atomic on the event loop.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from agentproto.a2a.store import (
     Commit,
     Committed,
     Conflict,
+    Delivery,
     EventPage,
     EventRecord,
     ListPage,
@@ -37,6 +40,13 @@ __all__ = ["MemoryStore"]
 
 
 @dataclass(slots=True)
+class _Pending:
+    delivery: Delivery
+    due_ms: int = 0
+    lease_until_ms: int = 0
+
+
+@dataclass(slots=True)
 class _Entry:
     record: TaskRecord
     events: deque[EventRecord] = field(default_factory=deque)
@@ -46,12 +56,16 @@ class _Entry:
 class MemoryStore:
     """A bounded store in this process's memory (see the module documentation)."""
 
-    def __init__(self, *, max_tasks: int = 10_000, max_events: int = 1_000) -> None:
-        if max_tasks < 1 or max_events < 1:
-            raise ValueError("max_tasks and max_events must be at least 1")
+    def __init__(self, *, max_tasks: int = 10_000, max_events: int = 1_000, max_deliveries: int = 10_000) -> None:
+        if max_tasks < 1 or max_events < 1 or max_deliveries < 1:
+            raise ValueError("max_tasks, max_events and max_deliveries must be at least 1")
         self.max_tasks = max_tasks
         self.max_events = max_events
+        self.max_deliveries = max_deliveries
+        self.dropped_deliveries = 0
         self._tasks: dict[TaskKey, _Entry] = {}
+        self._outbox: dict[int, _Pending] = {}
+        self._next_delivery = 1
 
     def __len__(self) -> int:
         return len(self._tasks)
@@ -87,7 +101,17 @@ class MemoryStore:
         entry.events.extend(records)
         while len(entry.events) > self.max_events:
             entry.events.popleft()
+        for r in records:
+            for config in entry.configs.values():
+                self._queue(Delivery(self._next_delivery, commit.key, config.config, r.seq, r.event, 0))
         return Committed(version, records)
+
+    def _queue(self, delivery: Delivery) -> None:
+        self._outbox[delivery.id] = _Pending(delivery)
+        self._next_delivery += 1
+        while len(self._outbox) > self.max_deliveries:
+            del self._outbox[next(iter(self._outbox))]
+            self.dropped_deliveries += 1
 
     def _evict_one(self) -> None:
         terminal = [(status_ms(e.record.task), k) for k, e in self._tasks.items() if e.record.terminal]
@@ -95,6 +119,7 @@ class MemoryStore:
             raise StoreFull(f"the memory store holds {self.max_tasks} live tasks; none can be evicted")
         _, oldest = min(terminal)
         del self._tasks[oldest]
+        self._outbox = {i: p for i, p in self._outbox.items() if p.delivery.key != oldest}
 
     async def get_task(self, key: TaskKey) -> TaskRecord | None:
         entry = self._tasks.get(key)
@@ -160,7 +185,30 @@ class MemoryStore:
 
     async def delete_push_config(self, key: TaskKey, config_id: str) -> bool:
         entry = self._tasks.get(key)
-        return entry is not None and entry.configs.pop(config_id, None) is not None
+        if entry is None or entry.configs.pop(config_id, None) is None:
+            return False
+        self._outbox = {
+            i: p for i, p in self._outbox.items() if not (p.delivery.key == key and p.delivery.config.id == config_id)
+        }
+        return True
+
+    async def claim_deliveries(self, now_ms: int, limit: int, lease_ms: int) -> list[Delivery]:
+        due = [p for p in self._outbox.values() if p.due_ms <= now_ms and p.lease_until_ms <= now_ms]
+        due.sort(key=lambda p: (p.due_ms, p.delivery.id))
+        claimed = due[: max(0, limit)]
+        for pending in claimed:
+            pending.lease_until_ms = now_ms + lease_ms
+        return [p.delivery for p in claimed]
+
+    async def finish_delivery(self, delivery_id: int, retry_at_ms: int | None) -> None:
+        pending = self._outbox.get(delivery_id)
+        if pending is None:
+            return
+        if retry_at_ms is None:
+            del self._outbox[delivery_id]
+            return
+        pending.delivery = replace(pending.delivery, attempts=pending.delivery.attempts + 1)
+        pending.due_ms, pending.lease_until_ms = retry_at_ms, 0
 
     async def renew_leases(self, owner: str, keys: Sequence[TaskKey], until_ms: int) -> int:
         renewed = 0
@@ -188,3 +236,4 @@ class MemoryStore:
 
     async def close(self) -> None:
         self._tasks.clear()
+        self._outbox.clear()

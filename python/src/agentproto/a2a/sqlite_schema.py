@@ -53,7 +53,24 @@ CREATE TABLE push_configs (
 );
 """
 
-_MIGRATIONS = (_V1,)
+_V2 = """
+CREATE TABLE outbox (
+    id INTEGER PRIMARY KEY,
+    tenant TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    config_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    due_ms INTEGER NOT NULL DEFAULT 0,
+    lease_until_ms INTEGER NOT NULL DEFAULT 0,
+    FOREIGN KEY (tenant, task_id) REFERENCES tasks (tenant, id) ON DELETE CASCADE
+);
+CREATE INDEX outbox_by_due ON outbox (due_ms, id);
+CREATE INDEX outbox_by_config ON outbox (tenant, task_id, config_id);
+"""
+"""Version 2: the outbox of push deliveries (one row per event and config)."""
+
+_MIGRATIONS = (_V1, _V2)
 """`_MIGRATIONS[n]` takes the schema from version `n` to `n + 1`."""
 
 SCHEMA_VERSION = len(_MIGRATIONS)

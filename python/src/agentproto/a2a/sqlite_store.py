@@ -40,6 +40,7 @@ from agentproto.a2a.store import (
     Commit,
     Committed,
     Conflict,
+    Delivery,
     EventPage,
     EventRecord,
     ListPage,
@@ -286,9 +287,9 @@ class SqliteStore:
 
     async def delete_push_config(self, key: TaskKey, config_id: str) -> bool:
         def job(connection: sqlite3.Connection) -> bool:
-            cursor = connection.execute(
-                "DELETE FROM push_configs WHERE tenant = ? AND task_id = ? AND id = ?", (key.tenant, key.id, config_id)
-            )
+            where = (key.tenant, key.id, config_id)
+            cursor = connection.execute("DELETE FROM push_configs WHERE tenant = ? AND task_id = ? AND id = ?", where)
+            connection.execute("DELETE FROM outbox WHERE tenant = ? AND task_id = ? AND config_id = ?", where)
             return cursor.rowcount > 0
 
         return await self._write(job)
@@ -329,6 +330,21 @@ class SqliteStore:
             return [TaskKey(tenant, id) for tenant, id in rows]
 
         return await self._read(job)
+
+    async def claim_deliveries(self, now_ms: int, limit: int, lease_ms: int) -> list[Delivery]:
+        return await self._write(lambda connection: _claim(connection, now_ms, limit, lease_ms))
+
+    async def finish_delivery(self, delivery_id: int, retry_at_ms: int | None) -> None:
+        def job(connection: sqlite3.Connection) -> None:
+            if retry_at_ms is None:
+                connection.execute("DELETE FROM outbox WHERE id = ?", (delivery_id,))
+            else:
+                connection.execute(
+                    "UPDATE outbox SET attempts = attempts + 1, due_ms = ?, lease_until_ms = 0 WHERE id = ?",
+                    (retry_at_ms, delivery_id),
+                )
+
+        await self._write(job)
 
     async def close(self) -> None:
         """Commits the writes already queued, ends the writer thread and closes every
@@ -412,6 +428,13 @@ def _commit(
             for r, (event_body, _, _) in zip(records, events, strict=True)
         ],
     )
+    if row is not None and records:
+        # The outbox, in the same transaction: each event once per config the task has.
+        connection.executemany(
+            "INSERT INTO outbox (tenant, task_id, config_id, seq) SELECT tenant, task_id, id, ? FROM push_configs"
+            " WHERE tenant = ? AND task_id = ? ORDER BY id",
+            [(r.seq, key.tenant, key.id) for r in records],
+        )
     return Committed(version, records)
 
 
@@ -474,3 +497,27 @@ def _read_events(connection: sqlite3.Connection, key: TaskKey, after: int, limit
     ).fetchall()
     events = [EventRecord(seq, decode("StreamResponse", body), bool(last)) for seq, last, body in rows]
     return EventPage(events, first or 0, found[0])
+
+
+def _claim(connection: sqlite3.Connection, now_ms: int, limit: int, lease_ms: int) -> list[Delivery]:
+    rows = connection.execute(
+        "SELECT o.id, o.tenant, o.task_id, o.seq, o.attempts, p.body, e.body FROM outbox o"
+        " JOIN push_configs p ON p.tenant = o.tenant AND p.task_id = o.task_id AND p.id = o.config_id"
+        " JOIN events e ON e.tenant = o.tenant AND e.task_id = o.task_id AND e.seq = o.seq"
+        " WHERE o.due_ms <= ? AND o.lease_until_ms <= ? ORDER BY o.due_ms, o.id LIMIT ?",
+        (now_ms, now_ms, max(0, limit)),
+    ).fetchall()
+    connection.executemany(
+        "UPDATE outbox SET lease_until_ms = ? WHERE id = ?", [(now_ms + lease_ms, row[0]) for row in rows]
+    )
+    return [
+        Delivery(
+            id,
+            TaskKey(tenant, task_id),
+            decode("TaskPushNotificationConfig", config),
+            seq,
+            decode("StreamResponse", event),
+            attempts,
+        )
+        for id, tenant, task_id, seq, attempts, config, event in rows
+    ]

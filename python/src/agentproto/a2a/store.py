@@ -8,6 +8,11 @@ turn lease, applied atomically and only if the stored version is the one the wri
 follow a task's log by sequence number (`read_events`), which is what resuming a stream
 with `Last-Event-ID` reads.
 
+Push deliveries: a commit's events are queued, in the same atomic change, once for each
+push config the task has at that moment (the outbox); a push worker claims due deliveries
+(`claim_deliveries`, under a lease so that a crashed worker's claims come due again) and
+records each outcome (`finish_delivery`). Deleting a config drops its queued deliveries.
+
 A store keeps typed values (`Task`, `StreamResponse`); a database store encodes them with
 `agentproto.a2a.encode` and decodes them back. Stores never apply protocol rules: the
 task layer (`agentproto.a2a.tasks`) does.
@@ -31,6 +36,7 @@ __all__ = [
     "Commit",
     "Committed",
     "Conflict",
+    "Delivery",
     "EventPage",
     "EventRecord",
     "ListPage",
@@ -167,6 +173,19 @@ class PushConfigRecord:
         return self.config.id
 
 
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """One event to send to one push config (what `claim_deliveries` hands out)."""
+
+    id: int
+    key: TaskKey
+    config: TaskPushNotificationConfig
+    seq: int
+    event: StreamResponse
+    attempts: int
+    """Attempts already made (0 for the first)."""
+
+
 @dataclass(slots=True)
 class StoreError(Exception):
     """A store operation failed. The subclasses are answers the caller acts on; this
@@ -245,6 +264,16 @@ class Store(Protocol):
 
     async def expired_leases(self, now_ms: int, limit: int) -> list[TaskKey]:
         """Tasks whose lease ended before `now_ms`, earliest first, at most `limit`."""
+        ...
+
+    async def claim_deliveries(self, now_ms: int, limit: int, lease_ms: int) -> list[Delivery]:
+        """Up to `limit` deliveries due at `now_ms` and not claimed by a live lease,
+        earliest due first, each now claimed until `now_ms + lease_ms`."""
+        ...
+
+    async def finish_delivery(self, delivery_id: int, retry_at_ms: int | None) -> None:
+        """Records an attempt: `None` removes the delivery (sent, or given up); a time
+        makes it due again then, one attempt more, unclaimed."""
         ...
 
     async def close(self) -> None:
