@@ -378,6 +378,14 @@ def run_all(registry: dict, env: Env, plan_name: str, only: set[str] | None = No
     }
 
 
+def npm_version(package: str) -> str:
+    """The version of a package installed under bench/ts (`?` when it is not)."""
+    try:
+        return json.loads((HERE.parent / "ts" / "node_modules" / package / "package.json").read_text())["version"]
+    except (OSError, ValueError, KeyError):
+        return "?"
+
+
 def fill_versions(results: dict, v: dict, locked_crate, py_version) -> None:
     """Fills the servers' version strings (run.py's `versions()` and its look-ups)."""
     has = [m for m in ("uvloop", "httptools") if importlib.util.find_spec(m) is not None]
@@ -399,6 +407,9 @@ def fill_versions(results: dict, v: dict, locked_crate, py_version) -> None:
         "{a2a_lf}": locked_crate("a2a-lf"),
         "{a2a_grpc}": locked_crate("a2a-grpc"),
         "{axum}": locked_crate("axum"),
+        "{node}": v.get("node", "?"),
+        "{a2a_js}": npm_version("@a2a-js/sdk"),
+        "{express}": npm_version("express"),
     }
     for server in results["servers"]:
         for key, value in values.items():
@@ -417,6 +428,8 @@ def fill_versions(results: dict, v: dict, locked_crate, py_version) -> None:
         "a2a-server-lf (crate)": values["{a2a_server_lf}"],
         "a2a-lf (crate)": values["{a2a_lf}"],
         "a2a-grpc (crate)": values["{a2a_grpc}"],
+        "@a2a-js/sdk (npm)": values["{a2a_js}"],
+        "express (npm)": values["{express}"],
     }
 
 

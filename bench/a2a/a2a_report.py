@@ -8,6 +8,9 @@ FLOOR = "floor"
 HYPER_FLOOR = "hyper-floor"
 COMMUNITY = "a2a-protocol-sdk"
 OFFICIAL_RUST = "a2a-server-lf"
+# The TypeScript rows issue 33 sets goals for: ours against the official @a2a-js/sdk.
+TS_OURS = "agentproto-a2a-ts"
+TS_OFFICIAL = "a2a-js"
 # The Rust peers issue 30 sets speed goals against (floor request and stream p50 ≥ 2×, 50
 # concurrent sends ≥ 3×).
 RUST_PEERS = (COMMUNITY, OFFICIAL_RUST)
@@ -20,7 +23,7 @@ WORKLOAD_TITLES = {
     "stream": "stream: SendStreamingMessage, drained until the server ends it",
     "large": "maximum-size message: SendMessage, 4 MiB less 4 KiB of `x` (EchoExecutor)",
 }
-COLORS = {"Rust": "#b7410e", "Python": "#3b7d3b"}
+COLORS = {"Rust": "#b7410e", "Python": "#3b7d3b", "TypeScript": "#3178c6"}
 
 
 def _servers(a2a: dict) -> dict:
@@ -89,6 +92,21 @@ def headline(r, results: dict) -> list[dict]:
             ratio = their_b["median"] / mine_b["median"]
             add(f"A2A 50 concurrent sends (batch time): agentproto speed-up over {ids[peer]['label']}",
                 ratio, "≥ 3×", ratio >= 3)  # fmt: skip
+    # Issue 33: the TypeScript server at least 3× faster p50 than the official @a2a-js/sdk on
+    # SendMessage and on the stream, at least 5× the sustained sends/s at 50 connections.
+    if TS_OURS in ids and TS_OFFICIAL in ids:
+        for wid, what in (("floor-request", "SendMessage p50 (seed 004's floor request)"),
+                          ("stream", "SendStreamingMessage p50 (the stream)")):  # fmt: skip
+            mine, theirs = _median(r, a2a, TS_OURS, wid, "p50_ns"), _median(r, a2a, TS_OFFICIAL, wid, "p50_ns")
+            if mine and theirs:
+                add(f"A2A {what}: agentproto (TypeScript) speed-up over {ids[TS_OFFICIAL]['label']}", theirs / mine,
+                    "≥ 3×", theirs / mine >= 3)  # fmt: skip
+        mine_rps = _median(r, a2a, TS_OURS, "concurrent", "sustained_rps")
+        their_rps = _median(r, a2a, TS_OFFICIAL, "concurrent", "sustained_rps")
+        if mine_rps and their_rps:
+            label = ids[TS_OFFICIAL]["label"]
+            add(f"A2A sustained sends/s at 50 connections: agentproto (TypeScript) relative to {label}",
+                mine_rps / their_rps, "≥ 5×", mine_rps / their_rps >= 5)  # fmt: skip
     cpu_ours = _median(r, a2a, OURS, "cpu", "cpu_ns_per_request")
     cpu_hyper = _median(r, a2a, HYPER_FLOOR, "cpu", "cpu_ns_per_request")
     if cpu_ours and cpu_hyper:

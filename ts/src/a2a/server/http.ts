@@ -357,6 +357,8 @@ export class A2aHttpServer {
       }
       this.sockets.add(socket);
       socket.once("close", () => this.sockets.delete(socket));
+      // Answers and stream events go out at once, not held back for a delayed ACK.
+      socket.setNoDelay(true);
       this.http.emit("connection", socket);
     });
   }
