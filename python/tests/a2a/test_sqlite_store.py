@@ -217,3 +217,27 @@ def test_a_version_1_file_is_migrated_with_its_tasks_kept(tmp_path: Path) -> Non
         assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
     finally:
         connection.close()
+
+
+def test_queued_push_deliveries_outlive_the_process(tmp_path: Path) -> None:
+    path = str(tmp_path / "f.db")
+
+    async def main() -> None:
+        store = await SqliteStore.open(path)
+        await store.commit(create("t"))
+        config = TaskPushNotificationConfig(id="p", task_id="t", url="https://example.com/hook")
+        await store.put_push_config(PushConfigRecord(TaskKey("", "t"), config))
+        done = task("t", TaskState.COMPLETED)
+        await store.commit(Commit(TaskKey("", "t"), done, 1, [(StreamResponse(task=done), True)]))
+        # Claimed by a worker that then dies: the claim runs out and it is due again.
+        assert len(await store.claim_deliveries(1000, 10, 500)) == 1
+        await store.close()
+        again = await SqliteStore.open(path)
+        try:
+            assert await again.claim_deliveries(1200, 10, 500) == []
+            [delivery] = await again.claim_deliveries(1500, 10, 500)
+            assert delivery.config == config and delivery.seq == 2 and delivery.event == StreamResponse(task=done)
+        finally:
+            await again.close()
+
+    run(main())

@@ -160,6 +160,35 @@ class PushGuard:
             if ip is not None:
                 self.check_ip(host, ip)
 
+    async def resolve(self, host: str, port: int) -> str:
+        """The address to dial for `host` at delivery: the literal itself, or the first
+        address the name resolves to that passes (`Refused` when none does). Dialling the
+        address checked leaves no window for the name to be re-pointed in between.
+
+        Raises:
+            Refused: no address may be sent to.
+            OSError: the name does not resolve (`TimeoutError` past `resolve_timeout`).
+        """
+        literal = _literal(host)
+        if literal is not None:
+            self.check_ip(host, literal)
+            return host
+        loop = asyncio.get_running_loop()
+        async with asyncio.timeout(self.resolve_timeout):
+            found = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        refusal: Refused | None = None
+        for _family, _type, _proto, _name, address in found:
+            ip = _literal(str(address[0]))
+            if ip is None:
+                continue
+            try:
+                self.check_ip(host, ip)
+            except Refused as e:
+                refusal = refusal or e
+                continue
+            return str(ip)
+        raise refusal or Refused(f"push target {host} resolves to no address")
+
 
 def _literal(host: str) -> IpAddress | None:
     try:

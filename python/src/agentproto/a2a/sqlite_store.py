@@ -332,6 +332,15 @@ class SqliteStore:
         return await self._read(job)
 
     async def claim_deliveries(self, now_ms: int, limit: int, lease_ms: int) -> list[Delivery]:
+        def due(connection: sqlite3.Connection) -> bool:
+            found = connection.execute(
+                "SELECT 1 FROM outbox WHERE due_ms <= ? AND lease_until_ms <= ? LIMIT 1", (now_ms, now_ms)
+            ).fetchone()
+            return found is not None
+
+        # An idle worker's polls cost a read, not a write transaction.
+        if not await self._read(due):
+            return []
         return await self._write(lambda connection: _claim(connection, now_ms, limit, lease_ms))
 
     async def finish_delivery(self, delivery_id: int, retry_at_ms: int | None) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import ssl
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -144,11 +144,20 @@ class HttpResponse:
 
 
 class HttpClient:
-    """Keep-alive HTTP/1.1 connections per origin (at most `max_idle` kept per origin)."""
+    """Keep-alive HTTP/1.1 connections per origin (at most `max_idle` kept per origin).
+    `resolve`, when given, picks the address a new connection dials for a host and port
+    (push delivery checks every address there); TLS still verifies the host name."""
 
-    def __init__(self, *, max_idle: int = 16, ssl_context: ssl.SSLContext | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        max_idle: int = 16,
+        ssl_context: ssl.SSLContext | None = None,
+        resolve: Callable[[str, int], Awaitable[str]] | None = None,
+    ) -> None:
         self.max_idle = max_idle
         self._ssl = ssl_context
+        self._resolve = resolve
         self._idle: dict[Origin, list[_Connection]] = {}
 
     def _put(self, origin: Origin, conn: _Connection) -> None:
@@ -169,7 +178,14 @@ class HttpClient:
         if origin.scheme == "https":
             ctx = self._ssl or ssl.create_default_context()
         try:
-            reader, writer = await asyncio.open_connection(origin.host, origin.port, ssl=ctx, limit=MAX_HEAD)
+            if self._resolve is None:
+                reader, writer = await asyncio.open_connection(origin.host, origin.port, ssl=ctx, limit=MAX_HEAD)
+            else:
+                dial = await self._resolve(origin.host, origin.port)
+                name = origin.host if ctx is not None else None
+                reader, writer = await asyncio.open_connection(
+                    dial, origin.port, ssl=ctx, server_hostname=name, limit=MAX_HEAD
+                )
         except OSError as e:
             raise HttpError(f"cannot connect to {origin.host_header}: {e}", sent=False) from None
         raw = writer.get_extra_info("socket")

@@ -85,6 +85,7 @@ class A2aApp:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                self.core.start()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await self.core.shutdown()

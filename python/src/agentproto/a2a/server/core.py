@@ -25,6 +25,7 @@ from agentproto.a2a.generated.v1 import (
     StreamResponse,
     SubscribeToTaskRequest,
 )
+from agentproto.a2a.push_delivery import PushOptions
 from agentproto.a2a.push_guard import PushGuard, Refused
 from agentproto.a2a.store import ListQuery, Store, StoreError, TaskKey, timestamp_ms
 from agentproto.a2a.tasks import EventHub, Gap, Tasks, follow, is_terminal, store_error, viewed
@@ -94,7 +95,11 @@ class ServerOptions:
     push_guard: PushGuard = field(default_factory=PushGuard)
     """Which push URLs a config may name (the SSRF guard: public addresses only by
     default; `PushGuard(allow_loopback=True)` or `PushGuard.permissive()` for tests and
-    local receivers)."""
+    local receivers). Delivery checks again with the same guard."""
+    push_delivery: PushOptions | None = field(default_factory=PushOptions)
+    """How this server sends push notifications, when the card offers them (its `guard`
+    is replaced by `push_guard`); `None`: this process sends none (another one drains
+    the store's outbox)."""
 
 
 def invalid(path: str, expected: str) -> A2aError:

@@ -12,6 +12,7 @@ message to a task whose turn is still running is refused.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import logging
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ from agentproto.a2a.generated.v1 import (
     TaskState,
     TaskStatus,
 )
+from agentproto.a2a.push_delivery import PushWorker
 from agentproto.a2a.server.core import CallContext, CoreBase, EventStream, ServerOptions, StreamEvent, invalid, new_id
 from agentproto.a2a.store import PushConfigRecord, Store, StoreError, TaskKey, TaskRecord
 from agentproto.a2a.tasks import (
@@ -74,6 +76,19 @@ class Core(CoreBase):
         super().__init__(executor, card, store, options)
         self.running: dict[TaskKey, _Running] = {}
         """The turns running in this process, by task."""
+        self.pusher: PushWorker | None = None
+        self._pushing: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Starts the push worker when the card offers push notifications and the options
+        deliver them (at startup, and again when a config is set: a server run without
+        an ASGI lifespan still delivers)."""
+        delivery = self.options.push_delivery
+        if not self.push or delivery is None or self._pushing is not None:
+            return
+        options = dataclasses.replace(delivery, guard=self.options.push_guard)
+        self.pusher = PushWorker(self.store, options)
+        self._pushing = asyncio.create_task(self.pusher.run(), name="agentproto-a2a-push")
 
     async def handle(self, cx: CallContext, operation: Operation, request: Any) -> Any:
         """Runs one operation: its typed result, or an `EventStream` for a stream.
@@ -158,6 +173,7 @@ class Core(CoreBase):
                 self.require_push()
                 push = _push_record(key, config.task_push_notification_config)
                 await self.check_push_url(push.config.url, "$.params.configuration.taskPushNotificationConfig.url")
+                self.start()
         before: Task | None = None
         if existing is None:
             status = TaskStatus(state=TaskState.SUBMITTED, timestamp=now_timestamp())
@@ -279,8 +295,13 @@ class Core(CoreBase):
         self.hub.close()
         if turns:
             await asyncio.wait(turns, timeout=5)
+        if self._pushing is not None and self.pusher is not None:
+            self._pushing.cancel()
+            await asyncio.wait([self._pushing], timeout=5)
+            await self.pusher.close()
+            self._pushing = self.pusher = None
 
-    # --- push configs (stored; delivery is not part of this server yet) ------------
+    # --- push configs -----------------------------------------------------------------
 
     async def create_push(self, cx: CallContext, r: TaskPushNotificationConfig) -> TaskPushNotificationConfig:
         self.require_push()
@@ -288,6 +309,7 @@ class Core(CoreBase):
         await self._record(key)
         record = _push_record(key, r)
         await self.check_push_url(record.config.url, "$.params.url")
+        self.start()
         try:
             await self.store.put_push_config(record)
         except StoreError as e:
