@@ -15,7 +15,7 @@ Stored `Task` values are shared and never changed in place: a change builds a ne
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
@@ -193,6 +193,8 @@ class EventHub:
     def __init__(self) -> None:
         self._waiters: dict[TaskKey, set[asyncio.Future[None]]] = {}
         self.closed = False
+        self.listeners: list[Callable[[TaskKey], None]] = []
+        """Called at every `publish` (the push worker looks at the outbox then)."""
 
     def waiter(self, key: TaskKey) -> asyncio.Future[None]:
         """A future done at the next `publish(key)` (or `close`); `drop` it when unused."""
@@ -218,6 +220,8 @@ class EventHub:
         return sum(len(w) for w in self._waiters.values())
 
     def publish(self, key: TaskKey) -> None:
+        for listener in self.listeners:
+            listener(key)
         for future in self._waiters.pop(key, ()):
             if not future.done():
                 future.set_result(None)

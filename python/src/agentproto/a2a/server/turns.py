@@ -87,8 +87,10 @@ class Core(CoreBase):
         if not self.push or delivery is None or self._pushing is not None:
             return
         options = dataclasses.replace(delivery, guard=self.options.push_guard)
-        self.pusher = PushWorker(self.store, options)
-        self._pushing = asyncio.create_task(self.pusher.run(), name="agentproto-a2a-push")
+        pusher = PushWorker(self.store, options)
+        self.pusher = pusher
+        self.hub.listeners.append(lambda _key: pusher.wake())
+        self._pushing = asyncio.create_task(pusher.run(), name="agentproto-a2a-push")
 
     async def handle(self, cx: CallContext, operation: Operation, request: Any) -> Any:
         """Runs one operation: its typed result, or an `EventStream` for a stream.
