@@ -418,3 +418,22 @@ async fn a_turn_is_cancelled_over_streamable_http() {
 async fn a_turn_is_cancelled_over_websocket() {
     cancelled_turn(true).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_stream_gets_keepalive_comments() {
+    let limits = ServerLimits::default().keepalive_interval(Duration::from_millis(50));
+    let running = start(limits, None).await;
+    let client = reqwest::Client::new();
+    let id = raw_connection(&client, &running.url).await;
+    let stream = client.get(&running.url).header("accept", "text/event-stream").header(CONNECTION_ID_HEADER, &id);
+    let response = within(stream.send()).await.unwrap();
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let mut body = response.bytes_stream();
+    let mut seen = Vec::new();
+    while seen.len() < 2 * b": keepalive\n\n".len() {
+        seen.extend_from_slice(&within(body.next()).await.unwrap().unwrap());
+    }
+    assert!(seen.starts_with(b": keepalive\n\n: keepalive\n\n"), "{}", String::from_utf8_lossy(&seen));
+    // While the stream is open the connection is not idle: it is still there.
+    assert_eq!(running.server.connection_count(), 1);
+}
