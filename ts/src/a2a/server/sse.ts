@@ -14,6 +14,10 @@ export function frame(seq: number | null, event: string | null, data: string): s
   return `${seq === null ? "" : `id: ${seq}\n`}${event === null ? "" : `event: ${event}\n`}data: ${data}\n\n`;
 }
 
+/** The reason a stream's signal aborts with: a constant, as `abort()` with no reason
+ * builds a `DOMException` (and its stack) for every stream. */
+const ENDED = Object.freeze({ name: "StreamEnded", message: "the SSE stream ended" });
+
 /** Resolves when `res` may be written again, or has closed. */
 function drained(res: ServerResponse): Promise<void> {
   return new Promise<void>((resolve) => {
@@ -40,7 +44,7 @@ export async function writeSse(
   keepAliveMs: number,
 ): Promise<void> {
   const abort = new AbortController();
-  const onClose = (): void => abort.abort();
+  const onClose = (): void => abort.abort(ENDED);
   res.on("close", onClose);
   const events = open(abort.signal);
   let timer: ReturnType<typeof setInterval> | undefined;
@@ -49,7 +53,13 @@ export async function writeSse(
     if (!first.done && first.value.kind === "error") return plain(first.value);
     if (res.destroyed) return;
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" });
-    res.flushHeaders();
+    // The head goes out with the first event; the events ready in one turn of the event
+    // loop go out in one write (corked until the turn's microtasks are done).
+    let corked = false;
+    const uncork = (): void => {
+      corked = false;
+      res.uncork();
+    };
     let idle = true;
     timer = setInterval(() => {
       if (idle && !res.destroyed && res.writableLength === 0) res.write(": keep-alive\n\n");
@@ -60,14 +70,21 @@ export async function writeSse(
     while (!item.done && !res.destroyed) {
       const text = render(item.value);
       idle = false;
-      if (text !== null && !res.write(text)) await drained(res);
+      if (text !== null) {
+        if (!corked) {
+          corked = true;
+          res.cork();
+          process.nextTick(uncork);
+        }
+        if (!res.write(text)) await drained(res);
+      }
       item = await events.next();
     }
     res.end();
   } finally {
     if (timer !== undefined) clearInterval(timer);
     res.off("close", onClose);
-    abort.abort();
+    abort.abort(ENDED);
     await events.return(undefined);
   }
 }
