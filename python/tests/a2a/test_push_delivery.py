@@ -188,6 +188,12 @@ def test_a_client_error_is_given_up_at_once_and_the_guard_refuses_at_delivery(tm
                 assert await strict.run_once() == 1 and strict.given_up == 1
                 assert len(receiver.requests) == 1
                 assert await worker.run_once() == 0
+                bad = TaskPushNotificationConfig(id="q", task_id="t", url=receiver.url, token="a\r\nX-Injected: 1")
+                await store.put_push_config(PushConfigRecord(K, bad))
+                await store.commit(Commit(K, WORKING, 3, [(status(TaskState.WORKING), False)]))
+                assert await worker.run_once() == 2  # to "p" (200) and to "q" (given up, not sent)
+                assert worker.given_up == 2 and len(receiver.requests) == 2
+                assert all("x-injected" not in r[1] for r in receiver.requests)
         finally:
             await worker.close()
             await strict.close()

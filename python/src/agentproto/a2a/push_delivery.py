@@ -9,7 +9,7 @@ deliveries under a lease, POSTs each, and records the outcome:
 | 2xx | delivered (removed) |
 | 408, 429, 5xx, a timeout, a connection failure | tried again after a delay doubling from `first_delay` up to `max_delay` (or the `Retry-After` seconds of a 429/503, capped), until `max_attempts` |
 | another status (3xx included: redirects are not followed) | given up at once |
-| a target the SSRF guard refuses | given up at once |
+| a target the SSRF guard refuses, a token or credentials unusable in a header | given up at once |
 
 A delivery given up is logged (logger `agentproto.a2a.push`, warning) and removed. The
 guarantee is at least once: a worker that stops mid-attempt leaves its claims, which come
@@ -156,6 +156,8 @@ class PushWorker:
             headers["A2A-Notification-Token"] = config.token
         if config.authentication is not msgspec.UNSET:
             headers["Authorization"] = f"{config.authentication.scheme} {config.authentication.credentials}".strip()
+        if any(c in value for value in headers.values() for c in "\r\n\0"):
+            return _Outcome(None, error="the config's token or credentials hold a line break (unusable in a header)")
         backoff = self._backoff(delivery.attempts)
         try:
             async with asyncio.timeout(self.options.request_timeout):
