@@ -1,17 +1,19 @@
 /**
  * The A2A flows (`vectors/a2a/v1/flows/`, vectors/README.md "A2A flows"): each a sequence
- * of operations against a fresh `node:http` server (memory store) running the scripted
+ * of operations against a fresh `node:http` server (memory store, then SQLite) running the scripted
  * executor, once on each binding it names, through the real `A2aClient`. Baselined flows
  * are `a2a/v1/flows/<name>@<binding>` in `vectors/baselines/a2a-typescript.json`; a
  * reason starting with `race:` may pass. Every wait is bounded (10 s).
  */
 
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
-import { test } from "node:test";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, test } from "node:test";
 
 import { A2aClient, A2aTransportError, DECODERS, encodeResult, OPERATIONS, type Answer, type ClientBinding, type OperationName, type StreamEvent, type StreamResponse } from "../../src/a2a/index.js";
-import { A2aCore, A2aHttpServer, demoCard, type AgentExecutor, type RequestContext, type TaskUpdater } from "../../src/a2a/server/index.js";
+import { A2aCore, A2aHttpServer, demoCard, MemoryStore, SqliteStore, type AgentExecutor, type RequestContext, type TaskStore, type TaskUpdater } from "../../src/a2a/server/index.js";
 import { parse } from "../../src/codec/reader.js";
 import { Ctx } from "../../src/codec/runtime.js";
 import { flowFiles, idOf, selected, VECTORS } from "../vector-files.js";
@@ -19,6 +21,13 @@ import { flowFiles, idOf, selected, VECTORS } from "../vector-files.js";
 const BASELINE_FILE = `${VECTORS}baselines/a2a-typescript.json`;
 const BASELINE: Record<string, string> = existsSync(BASELINE_FILE) ? (JSON.parse(readFileSync(BASELINE_FILE, "utf8")) as Record<string, string>) : {};
 const LIMIT_MS = 10_000;
+
+/** Every flow runs on each store: the bounded memory store and the SQLite store (a fresh file). */
+type StoreName = "memory" | "sqlite";
+const STORE_NAMES: readonly StoreName[] = ["memory", "sqlite"];
+const SQLITE_DIR = mkdtempSync(join(tmpdir(), "agentproto-a2a-flows-"));
+after(() => rmSync(SQLITE_DIR, { recursive: true, force: true }));
+let sqliteFiles = 0;
 
 /** The scripted executor of the flows: it acts on the first word of the message's text. */
 class ScriptedExecutor implements AgentExecutor {
@@ -168,8 +177,9 @@ class OpenStream {
   }
 }
 
-async function runFlow(flow: { [key: string]: Json }, binding: ClientBinding): Promise<void> {
-  const server = new A2aHttpServer((url) => new A2aCore(new ScriptedExecutor(), { card: demoCard(url) }));
+async function runFlow(flow: { [key: string]: Json }, binding: ClientBinding, store: StoreName): Promise<void> {
+  const taskStore: TaskStore = store === "memory" ? new MemoryStore() : await SqliteStore.open(join(SQLITE_DIR, `flow-${++sqliteFiles}.db`));
+  const server = new A2aHttpServer((url) => new A2aCore(new ScriptedExecutor(), { card: demoCard(url), store: taskStore }));
   await server.listen(0, "127.0.0.1");
   const client = new A2aClient({ url: binding === "jsonrpc" ? `${server.url}/` : `${server.url}/a2a/rest`, binding, retries: 0, resumes: 0, timeoutMs: LIMIT_MS });
   const streams = new Map<string, OpenStream>();
@@ -219,21 +229,22 @@ async function runFlow(flow: { [key: string]: Json }, binding: ClientBinding): P
     }
   } finally {
     await server.close();
+    await taskStore.close();
   }
 }
 
 for (const path of flowFiles("a2a")) {
   const flow = JSON.parse(readFileSync(path, "utf8")) as { [key: string]: Json };
   const id = (flow["id"] as string | undefined) ?? idOf(path);
-  for (const binding of flow["bindings"] as ClientBinding[]) {
+  for (const [binding, store] of (flow["bindings"] as ClientBinding[]).flatMap((b) => STORE_NAMES.map((s) => [b, s] as const))) {
     const name = `${id}@${binding}`;
     if (!selected(name)) continue;
-    test(name, async () => {
+    test(store === "memory" ? name : `${name} (${store} store)`, async () => {
       const reason = BASELINE[name];
-      if (reason === undefined) return runFlow(flow, binding);
+      if (reason === undefined) return runFlow(flow, binding, store);
       let failed = false;
       try {
-        await runFlow(flow, binding);
+        await runFlow(flow, binding, store);
       } catch (err) {
         if (!(err instanceof assert.AssertionError) && !(err instanceof Error)) throw err;
         failed = true;
