@@ -28,7 +28,7 @@ from agentproto.a2a.generated.v1 import (
 )
 from agentproto.a2a.sqlite_schema import _MIGRATIONS, SCHEMA_VERSION
 from agentproto.a2a.sqlite_store import SqliteStore
-from agentproto.a2a.store import Commit, Conflict, PushConfigRecord, StoreError, TaskKey, TurnLease
+from agentproto.a2a.store import Commit, Conflict, PushConfigRecord, StoreError, TaskKey, TaskNotFound, TurnLease
 
 
 def task(id: str, state: TaskState = TaskState.WORKING) -> Task:
@@ -239,5 +239,34 @@ def test_queued_push_deliveries_outlive_the_process(tmp_path: Path) -> None:
             assert delivery.config == config and delivery.seq == 2 and delivery.event == StreamResponse(task=done)
         finally:
             await again.close()
+
+    run(main())
+
+
+def test_retention_purges_old_finished_tasks_with_what_hangs_off_them(tmp_path: Path) -> None:
+    async def main() -> None:
+        store = await SqliteStore.open(str(tmp_path / "g.db"))
+        try:
+            for id, state, ts in (
+                ("old-done", TaskState.COMPLETED, "2026-01-01T00:00:00.000Z"),
+                ("old-live", TaskState.WORKING, "2026-01-01T00:00:00.000Z"),
+                ("new-done", TaskState.FAILED, "2026-03-01T00:00:00.000Z"),
+            ):
+                value = Task(id=id, context_id="c", status=TaskStatus(state=state, timestamp=ts))
+                await store.commit(Commit(TaskKey("", id), value, None, [(StreamResponse(task=value), True)]))
+                config = TaskPushNotificationConfig(id="p", task_id=id, url="https://example.com/hook")
+                await store.put_push_config(PushConfigRecord(TaskKey("", id), config))
+                await store.commit(Commit(TaskKey("", id), value, 1, [(StreamResponse(task=value), True)]))
+            before = 1_767_225_600_000 + 86_400_000  # 2026-01-02
+            assert await store.purge_terminal(before) == 1
+            assert await store.get_task(TaskKey("", "old-done")) is None
+            with pytest.raises(TaskNotFound):
+                await store.read_events(TaskKey("", "old-done"), 0, 10)
+            assert await store.get_push_config(TaskKey("", "old-done"), "p") is None
+            left = await store.claim_deliveries(1 << 60, 10, 10)
+            assert sorted(d.key.id for d in left) == ["new-done", "old-live"]
+            assert await store.purge_terminal(before) == 0
+        finally:
+            await store.close()
 
     run(main())

@@ -67,8 +67,10 @@ CREATE TABLE outbox (
 );
 CREATE INDEX outbox_by_due ON outbox (due_ms, id);
 CREATE INDEX outbox_by_config ON outbox (tenant, task_id, config_id);
+CREATE INDEX tasks_terminal_by_age ON tasks (status_ms) WHERE terminal = 1;
 """
-"""Version 2: the outbox of push deliveries (one row per event and config)."""
+"""Version 2: the outbox of push deliveries (one row per event and config), and the index
+retention deletes by."""
 
 _MIGRATIONS = (_V1, _V2)
 """`_MIGRATIONS[n]` takes the schema from version `n` to `n + 1`."""

@@ -20,7 +20,7 @@ in WAL mode they see the last commit without waiting for a write in progress.
 A write whose caller was cancelled after it was queued still happens: publish what a
 commit returns, and do not cancel commits. The versioned-commit check is the memory
 store's (`agentproto.a2a.memory_store`); unlike that store this one evicts nothing and
-keeps every event (retention is not implemented yet).
+keeps every event until `purge_terminal` deletes old finished tasks (retention).
 """
 
 from __future__ import annotations
@@ -354,6 +354,22 @@ class SqliteStore:
                 )
 
         await self._write(job)
+
+    async def purge_terminal(self, before_ms: int, limit: int = 500) -> int:
+        """Retention: deletes up to `limit` tasks in a terminal state whose status time is
+        before `before_ms`, with their events, push configs and queued deliveries; returns
+        how many. Call it again while it returns `limit` (each call is one transaction, so
+        commits are never held up for long); SQLite reuses the freed pages."""
+
+        def job(connection: sqlite3.Connection) -> int:
+            cursor = connection.execute(
+                "DELETE FROM tasks WHERE rowid IN (SELECT rowid FROM tasks WHERE terminal = 1 AND status_ms < ?"
+                " ORDER BY status_ms LIMIT ?)",
+                (before_ms, max(0, limit)),
+            )
+            return cursor.rowcount
+
+        return await self._write(job)
 
     async def close(self) -> None:
         """Commits the writes already queued, ends the writer thread and closes every
