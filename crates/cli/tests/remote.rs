@@ -2,7 +2,8 @@
 //!
 //! - `agentproto bridge` in front of our Rust and Python stdio echo agents, reached by
 //!   the Rust `run-prompt` example over Streamable HTTP and WebSocket (one agent process
-//!   per connection, ended with it; the traces replay).
+//!   per connection, ended with it; the traces replay). Prompts that mention "tool" make
+//!   the echo agents ask permission first: a request of the agent answered over the wire.
 //! - Ours across languages: the Python client against the Rust `echo-agent --listen`,
 //!   the Rust client against the Python one.
 //! - The official SDKs: the Python SDK's clients (`official_remote_client.py`) and the
@@ -174,7 +175,7 @@ fn bridge_serves_our_stdio_echo_agent_over_both_transports() {
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("trace");
     let server = bridge(Command::new(example("echo-agent")), Some(&trace));
-    assert!(rust_client(&server.url, false, "over streamable http").contains("over streamable http"));
+    assert!(rust_client(&server.url, false, "a tool over streamable http").contains("a tool over streamable http"));
     assert!(rust_client(&server.url, true, "over a websocket").contains("over a websocket"));
     // Each connection had its own agent, ended with it.
     no_children_left(server.pid());
@@ -201,7 +202,7 @@ fn the_python_client_reaches_our_rust_agent() {
     command.args(["--listen", "127.0.0.1:0"]);
     let server = Server::start(command);
     assert!(python_client(&server.url, false, "python to rust").contains("python to rust"));
-    assert!(python_client(&server.url, true, "python to rust over ws").contains("python to rust over ws"));
+    assert!(python_client(&server.url, true, "python to rust tool over ws").contains("python to rust tool over ws"));
 }
 
 #[test]
@@ -210,7 +211,7 @@ fn our_rust_client_reaches_the_python_agent() {
     command.args(["--listen", "127.0.0.1:0"]);
     let server = Server::start(command);
     assert!(rust_client(&server.url, false, "rust to python").contains("rust to python"));
-    assert!(rust_client(&server.url, true, "rust to python over ws").contains("rust to python over ws"));
+    assert!(rust_client(&server.url, true, "rust to python tool over ws").contains("rust to python tool over ws"));
 }
 
 #[test]
