@@ -17,7 +17,7 @@ use crate::errors::{A2aError, ErrorKind};
 use crate::executor::{AgentExecutor, TaskUpdater};
 use crate::push::SsrfGuard;
 use crate::store::{BoxFuture, EventBody, EventRecord, ListQuery, TaskBody, TaskKey};
-use crate::stream::{StreamItem, Subscription};
+use crate::stream::{Charge, StreamItem, Subscription};
 use crate::tasks::{event_of, is_terminal, task_of, view, viewed, Tasks};
 use crate::v1::{
     AgentCard, GetTaskRequest, ListTasksRequest, ListTasksResponse, Request, SendMessageRequest, StreamResponse,
@@ -42,7 +42,7 @@ pub struct CallContext {
 }
 
 /// One item of a streamed answer.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub enum StreamOut {
     /// An event; `seq` is its place in the task's log (`None` for a direct message).
     Event {
@@ -50,6 +50,9 @@ pub enum StreamOut {
         seq: Option<u64>,
         /// The `StreamResponse`, decoded or as the log holds it (the binding encodes it).
         body: EventBody,
+        /// What the event counts against the stream budget while it is held (an event
+        /// of a subscription); a binding moves it to the frame it writes.
+        charge: Charge,
     },
     /// Events after `after` up to `resumed_at` are no longer in the log.
     Gap {
@@ -62,6 +65,21 @@ pub enum StreamOut {
     Lagged,
     /// An error after the stream started.
     Error(A2aError),
+}
+
+impl StreamOut {
+    /// An event that counts nothing against the stream budget.
+    pub(crate) fn event(seq: Option<u64>, body: EventBody) -> Self {
+        StreamOut::Event { seq, body, charge: Charge::none() }
+    }
+
+    /// Takes the event's charge, leaving none.
+    pub(crate) fn take_charge(&mut self) -> Charge {
+        match self {
+            StreamOut::Event { charge, .. } => std::mem::take(charge),
+            _ => Charge::none(),
+        }
+    }
 }
 
 /// A streamed answer: items until the task's last event, an error, or a cut.
@@ -286,7 +304,7 @@ impl<E: AgentExecutor> Core<E> {
             // the log and must not move the client's Last-Event-ID past what it missed.
             let sub = self.tasks.hub().subscribe(self.tasks.store().clone(), key.clone(), after);
             let (task, _) = self.tasks.get(&key).await?.ok_or_else(|| A2aError::task_not_found(&r.id))?;
-            let first = StreamOut::Event { seq: None, body: EventBody::from_event(StreamResponse::Task(task)) };
+            let first = StreamOut::event(None, EventBody::from_event(StreamResponse::Task(task)));
             return Ok(Answer::Stream(Box::pin(futures::stream::iter([first]).chain(events(sub)))));
         }
         // The last written sequence number first, then the task: the snapshot is at least
@@ -303,7 +321,7 @@ impl<E: AgentExecutor> Core<E> {
                 .with("taskId", r.id.clone()));
         }
         let sub = self.tasks.hub().subscribe(self.tasks.store().clone(), key, last);
-        let first = StreamOut::Event { seq: Some(last), body: EventBody::from_event(StreamResponse::Task(task)) };
+        let first = StreamOut::event(Some(last), EventBody::from_event(StreamResponse::Task(task)));
         Ok(Answer::Stream(Box::pin(futures::stream::iter([first]).chain(events(sub)))))
     }
 
@@ -325,15 +343,16 @@ impl<E: AgentExecutor> Core<E> {
     }
 }
 
-/// The events of a subscription as stream items; the stream ends after the last event.
+/// The events of a subscription as stream items, charged to the stream budget; the
+/// stream ends after the last event.
 fn events(sub: Subscription) -> impl Stream<Item = StreamOut> + Send {
-    sub.into_stream().map(item_out)
+    sub.into_charged_stream().map(|(item, charge)| item_out(item, charge))
 }
 
-/// One item of a subscription as a stream item.
-pub(super) fn item_out(item: Result<StreamItem, crate::store::StoreError>) -> StreamOut {
+/// One item of a subscription as a stream item, with the charge of what it holds.
+pub(super) fn item_out(item: Result<StreamItem, crate::store::StoreError>, charge: Charge) -> StreamOut {
     match item {
-        Ok(StreamItem::Event(ev)) => event_out(ev, None),
+        Ok(StreamItem::Event(ev)) => event_out(ev, None, charge),
         Ok(StreamItem::Gap { after, resumed_at }) => StreamOut::Gap { after, resumed_at },
         Ok(StreamItem::Lagged) => StreamOut::Lagged,
         Err(e) => StreamOut::Error(e.into()),
@@ -342,14 +361,14 @@ pub(super) fn item_out(item: Result<StreamItem, crate::store::StoreError>) -> St
 
 /// A logged event as a stream item, a `Task` event shown as the caller asked
 /// (`historyLength`), looked into without decoding when the event is still decoded.
-pub(super) fn event_out(ev: EventRecord, history: Option<i32>) -> StreamOut {
+pub(super) fn event_out(ev: EventRecord, history: Option<i32>, charge: Charge) -> StreamOut {
     if history.is_some() {
         if let Some(StreamResponse::Task(t)) = event_of(&ev.body).as_deref() {
             let body = EventBody::from_event(StreamResponse::Task(view(t.clone(), history, true)));
-            return StreamOut::Event { seq: Some(ev.seq), body };
+            return StreamOut::Event { seq: Some(ev.seq), body, charge };
         }
     }
-    StreamOut::Event { seq: Some(ev.seq), body: ev.body }
+    StreamOut::Event { seq: Some(ev.seq), body: ev.body, charge }
 }
 
 pub(super) fn invalid(path: &str, expected: &str) -> A2aError {

@@ -223,6 +223,11 @@ impl AsyncWrite for Watched {
     }
 }
 
+/// Closes the connection a request came on (in its extensions): for the stream budget,
+/// which frees the frames of a subscriber cut off while its client does not read.
+#[derive(Debug, Clone)]
+pub(crate) struct ConnectionCloser(pub(crate) CancellationToken);
+
 /// Serves one connection under its watchdog.
 async fn connection(
     stream: TcpStream,
@@ -235,9 +240,12 @@ async fn connection(
     let watch = Watch::new(Protocol::Http1);
     let io = TokioIo::new(Watched { stream, watch: Arc::clone(&watch) });
     let service_watch = Arc::clone(&watch);
+    let close = CancellationToken::new();
+    let closer = ConnectionCloser(close.clone());
     let service = hyper::service::service_fn(move |mut req: http::Request<Incoming>| {
         // The client's address, where axum handlers and the rate limit look for it.
         req.extensions_mut().insert(axum::extract::ConnectInfo(peer));
+        req.extensions_mut().insert(closer.clone());
         let req = req.map(|body| service_watch.arriving(body));
         let in_flight = service_watch.begin();
         let router = TowerToHyperService::new(router.clone());
@@ -250,6 +258,8 @@ async fn connection(
     tokio::pin!(conn);
     let cancelled = shutdown.cancelled();
     tokio::pin!(cancelled);
+    let closed = close.cancelled();
+    tokio::pin!(closed);
     let mut dog = Watchdog::new(watch, limits);
     let mut closing = false;
     std::future::poll_fn(|cx| loop {
@@ -262,6 +272,10 @@ async fn connection(
         // Closed (dropped) if its phase ran out: an idle connection or a head that took
         // too long.
         if dog.ran_out(cx) {
+            return Poll::Ready(());
+        }
+        // A subscriber of this connection was cut off holding frames (the stream budget).
+        if closed.as_mut().poll(cx).is_ready() {
             return Poll::Ready(());
         }
         if !closing && cancelled.as_mut().poll(cx).is_ready() {

@@ -308,7 +308,7 @@ impl<E: AgentExecutor> Core<E> {
     ) -> Result<Answer, A2aError> {
         let seq = match first {
             First::Message(m) => {
-                let only = StreamOut::Event { seq: None, body: EventBody::from_event(StreamResponse::Message(m)) };
+                let only = StreamOut::event(None, EventBody::from_event(StreamResponse::Message(m)));
                 return Ok(Answer::Stream(Box::pin(futures::stream::iter([only]))));
             }
             First::Failed(e) => return Err(e),
@@ -317,21 +317,22 @@ impl<E: AgentExecutor> Core<E> {
         let sub = self.tasks.hub().subscribe(self.tasks.store().clone(), key.clone(), seq.saturating_sub(1));
         let prefix = before.map(|t| {
             let t = Arc::unwrap_or_clone(viewed(t, history));
-            StreamOut::Event { seq: None, body: EventBody::from_event(StreamResponse::Task(t)) }
+            StreamOut::event(None, EventBody::from_event(StreamResponse::Task(t)))
         });
         // Ends right after the event that ends the turn, without waiting for another item.
-        let turn = futures::stream::unfold((Box::pin(sub.into_stream()), false), move |(mut s, ended)| async move {
-            if ended {
-                return None;
-            }
-            Some(match s.next().await? {
-                Ok(StreamItem::Event(ev)) => {
-                    let end = event_ends_turn(&ev.body);
-                    (event_out(ev, history), (s, end))
+        let turn =
+            futures::stream::unfold((Box::pin(sub.into_charged_stream()), false), move |(mut s, ended)| async move {
+                if ended {
+                    return None;
                 }
-                other => (item_out(other), (s, false)),
-            })
-        });
+                Some(match s.next().await? {
+                    (Ok(StreamItem::Event(ev)), charge) => {
+                        let end = event_ends_turn(&ev.body);
+                        (event_out(ev, history, charge), (s, end))
+                    }
+                    (other, charge) => (item_out(other, charge), (s, false)),
+                })
+            });
         Ok(Answer::Stream(Box::pin(futures::stream::iter(prefix).chain(turn))))
     }
 }

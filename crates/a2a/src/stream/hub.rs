@@ -16,10 +16,13 @@ use crate::store::{EventRecord, Store, TaskKey};
 pub struct HubOptions {
     /// The number of notices queued per subscriber before it is cut off.
     pub queue: usize,
-    /// The bytes of event bodies queued for all subscribers together. An event that
-    /// would pass it cuts off the subscriber holding the most, whose queue is emptied at
-    /// once (it reads the log from the store when it resumes): subscribers that stopped
-    /// reading cannot hold more than this.
+    /// The bytes of events queued or held for all subscribers together: queued event
+    /// bodies, and the events taken from a queue or read from the store until their
+    /// frames are written out (see [`super::Charge`]). An event that would pass it cuts
+    /// off the subscriber holding the most, whose queue is emptied at once and whose
+    /// connection is closed if it holds frames (it reads the log from the store when it
+    /// resumes): subscribers that stopped reading cannot hold more than this, plus one
+    /// event larger than the whole budget.
     pub budget_bytes: usize,
 }
 
@@ -95,6 +98,13 @@ impl Drop for Registration {
 }
 
 impl HubInner {
+    /// Makes room for `bytes` more under the budget (see [`make_room`]).
+    pub(super) fn make_room(&self, bytes: usize) {
+        if self.budget.would_exceed(bytes) {
+            make_room(&self.budget, &self.lock(), bytes);
+        }
+    }
+
     /// The subscriber table. No code panics while holding the lock, so a poisoned lock
     /// still guards a consistent table and is used as it is.
     pub(super) fn lock(&self) -> MutexGuard<'_, HashMap<TaskKey, Followers>> {
@@ -126,8 +136,9 @@ impl EventHub {
         self.inner.lock().values().map(|followers| followers.slots.len()).sum()
     }
 
-    /// The bytes of event bodies queued for subscribers now (at most
-    /// [`HubOptions::budget_bytes`], plus the one event being delivered).
+    /// The bytes of events queued or held for subscribers now (at most
+    /// [`HubOptions::budget_bytes`], plus the one event being delivered and what cut-off
+    /// subscribers' closing connections still hold).
     pub fn queued_bytes(&self) -> usize {
         self.inner.budget.used()
     }
@@ -171,8 +182,9 @@ fn offer(slot: &Slot, notice: Notice) -> bool {
 }
 
 /// Makes room for `bytes` more under the hub's budget: while it would be passed, the
-/// subscriber holding the most (of every task) is cut off and its queue emptied. Its
-/// slot is dropped from the table by the next offer to it (it refuses as closed).
+/// subscriber holding the most (of every task, queued and held) is cut off, its queue
+/// emptied and its connection closed if it holds frames. Its slot is dropped from the
+/// table by the next offer to it (it refuses as closed).
 fn make_room(budget: &Budget, subscribers: &HashMap<TaskKey, Followers>, bytes: usize) {
     while budget.would_exceed(bytes) {
         let fattest = subscribers
@@ -212,14 +224,29 @@ impl EventBus for EventHub {
             .collect();
         let events = &events[..];
         let mut subscribers = self.inner.lock();
-        let Some(count) = subscribers.get(key).map(|f| f.slots.len()) else { return };
-        let bytes = events.iter().map(|e| e.body.len()).sum::<usize>() * count;
-        make_room(&self.inner.budget, &subscribers, bytes);
+        let Some(queues) =
+            subscribers.get(key).map(|f| f.slots.iter().map(|s| Arc::clone(&s.queue)).collect::<Vec<_>>())
+        else {
+            return;
+        };
+        // The budget checked at each offer: room made for one subscriber's copy may cut
+        // off another of the same task (its own earlier copies count too).
+        for queue in &queues {
+            for event in events {
+                let bytes = event.body.len();
+                if self.inner.budget.would_exceed(bytes) {
+                    make_room(&self.inner.budget, &subscribers, bytes);
+                }
+                if queue.offer(Notice::Event(event.clone())).is_err() {
+                    break;
+                }
+            }
+        }
         let Some(followers) = subscribers.get_mut(key) else { return };
         if let Some(last) = events.last() {
             followers.published = followers.published.max(last.seq);
         }
-        followers.slots.retain(|slot| events.iter().all(|event| offer(slot, Notice::Event(event.clone()))));
+        followers.slots.retain(|slot| !slot.queue.is_closed());
         if followers.slots.is_empty() {
             subscribers.remove(key);
         }
@@ -230,6 +257,10 @@ impl EventBus for EventHub {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         let slot = Slot { id, queue: Arc::clone(&queue) };
         self.inner.lock().entry(key.clone()).or_default().slots.push(slot);
-        Listener::on_queue(queue, Registration { hub: Arc::downgrade(&self.inner), key: key.clone(), id })
+        Listener::on_queue(
+            queue,
+            Arc::downgrade(&self.inner),
+            Registration { hub: Arc::downgrade(&self.inner), key: key.clone(), id },
+        )
     }
 }

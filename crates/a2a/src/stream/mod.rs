@@ -36,12 +36,15 @@ use tokio::sync::mpsc::error::TryRecvError;
 
 use crate::store::{EventRecord, Store, StoreError, TaskKey};
 
+#[cfg(test)]
+mod budget_tests;
 mod hub;
 mod queue;
 #[cfg(test)]
 mod tests;
 
 pub use hub::{EventHub, HubOptions};
+pub use queue::Charge;
 
 /// How many events a subscription reads from the store at a time.
 const REPLAY_PAGE: usize = 256;
@@ -78,7 +81,7 @@ enum Source {
     /// A bus of the application's ([`Listener::new`]).
     Channel { receiver: mpsc::Receiver<Notice>, cut_off: Arc<AtomicBool> },
     /// An [`EventHub`] queue, which the hub can empty (its byte budget).
-    Hub(Arc<queue::Queue>),
+    Hub(Arc<queue::Queue>, std::sync::Weak<hub::HubInner>),
 }
 
 impl std::fmt::Debug for Listener {
@@ -100,8 +103,28 @@ impl Listener {
     }
 
     /// A listener on a hub queue.
-    fn on_queue(queue: Arc<queue::Queue>, registration: impl Any + Send + Sync) -> Self {
-        Listener { source: Source::Hub(queue), _registration: Box::new(registration) }
+    fn on_queue(
+        queue: Arc<queue::Queue>,
+        hub: std::sync::Weak<hub::HubInner>,
+        registration: impl Any + Send + Sync,
+    ) -> Self {
+        Listener { source: Source::Hub(queue, hub), _registration: Box::new(registration) }
+    }
+
+    /// Charges `bytes` held for this listener's subscriber to its hub's budget, making
+    /// room first as an offer does (the subscriber holding the most is cut off, which
+    /// may be this one). `None` when this subscriber is cut off; a charge of nothing on
+    /// a bus of the application's.
+    fn charge(&self, bytes: usize) -> Option<Charge> {
+        match &self.source {
+            Source::Channel { .. } => Some(Charge::none()),
+            Source::Hub(queue, hub) => {
+                if let Some(hub) = hub.upgrade() {
+                    hub.make_room(bytes);
+                }
+                queue.charge(bytes)
+            }
+        }
     }
 
     /// The next notice; `None` once the bus dropped this listener (see
@@ -109,7 +132,7 @@ impl Listener {
     pub async fn recv(&mut self) -> Option<Notice> {
         match &mut self.source {
             Source::Channel { receiver, .. } => receiver.recv().await,
-            Source::Hub(queue) => queue.take().await,
+            Source::Hub(queue, _) => queue.take().await,
         }
     }
 
@@ -117,7 +140,7 @@ impl Listener {
     pub fn try_recv(&mut self) -> Result<Notice, TryRecvError> {
         match &mut self.source {
             Source::Channel { receiver, .. } => receiver.try_recv(),
-            Source::Hub(queue) => {
+            Source::Hub(queue, _) => {
                 queue.try_take().map_err(|closed| if closed { TryRecvError::Disconnected } else { TryRecvError::Empty })
             }
         }
@@ -128,7 +151,7 @@ impl Listener {
     pub fn is_cut_off(&self) -> bool {
         match &self.source {
             Source::Channel { cut_off, .. } => cut_off.load(Ordering::Acquire),
-            Source::Hub(queue) => queue.is_cut_off(),
+            Source::Hub(queue, _) => queue.is_cut_off(),
         }
     }
 }
@@ -287,6 +310,33 @@ impl Subscription {
                 }
             }
         }
+    }
+
+    /// The next item with the charge of what it holds: an event is charged to the hub's
+    /// budget (see [`Charge`]) before it is yielded, whether it came live or from the
+    /// store. A subscriber that cannot be charged (cut off to make room) gets
+    /// [`StreamItem::Lagged`] instead of the event, and its stream ends.
+    pub async fn next_charged(&mut self) -> Option<(Result<StreamItem, StoreError>, Charge)> {
+        let before = self.delivered;
+        let item = self.next().await?;
+        let Ok(StreamItem::Event(event)) = &item else { return Some((item, Charge::none())) };
+        match self.listener.charge(event.body.len()) {
+            Some(charge) => Some((item, charge)),
+            None => {
+                self.delivered = before;
+                self.pending.clear();
+                self.finish();
+                Some((Ok(StreamItem::Lagged), Charge::none()))
+            }
+        }
+    }
+
+    /// The subscription as a [`Stream`] of charged items ([`Subscription::next_charged`]).
+    pub fn into_charged_stream(self) -> impl Stream<Item = (Result<StreamItem, StoreError>, Charge)> + Send {
+        futures::stream::unfold(self, |mut subscription| async move {
+            let item = subscription.next_charged().await?;
+            Some((item, subscription))
+        })
     }
 
     /// The subscription as a [`Stream`].

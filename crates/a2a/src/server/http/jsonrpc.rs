@@ -254,8 +254,8 @@ pub(super) async fn rpc_call<E: AgentExecutor>(
         },
         Ok(Answer::Stream(events)) => {
             let id2 = id.clone();
-            sse(app, events, move |item| match item {
-                StreamOut::Event { seq, body } => Some(match body.bytes() {
+            sse(app, parts, events, move |item| match item {
+                StreamOut::Event { seq, body, .. } => Some(match body.bytes() {
                     Ok(body) => frame(seq, None, &rpc_result_body(&id2, &body)),
                     Err(e) => frame(None, None, &rpc_error_body(Some(&id2), A2aError::from(e).jsonrpc_error())),
                 }),

@@ -235,8 +235,8 @@ pub(super) async fn rest<E: AgentExecutor>(State(app): State<Arc<App<E>>>, req: 
             Ok(bytes) => json_response(StatusCode::OK, A2A_JSON, bytes),
             Err(e) => rest_error(&e, table),
         },
-        Ok(Answer::Stream(events)) => sse(&app, events, move |item| match item {
-            StreamOut::Event { seq, body } => Some(match body.bytes() {
+        Ok(Answer::Stream(events)) => sse(&app, &parts, events, move |item| match item {
+            StreamOut::Event { seq, body, .. } => Some(match body.bytes() {
                 Ok(body) => frame(seq, None, &body),
                 Err(e) => frame(None, Some("error"), rest_error_text(&A2aError::from(e), table).as_bytes()),
             }),

@@ -1,7 +1,15 @@
 //! Server-sent events for the streaming operations of both HTTP bindings: one frame per
 //! event, keep-alives while idle, and the first event awaited before the headers.
+//!
+//! An event's charge against the stream budget (see [`crate::stream::Charge`]) moves to
+//! its frame: resized to the frame's length, it rides in the frame's bytes and is
+//! released when hyper drops them, once written (or with the connection). The
+//! connection's closer is bound to it, so a subscriber cut off to make room has its
+//! connection closed, the one way to free a frame a client does not read.
 
 use super::*;
+use crate::server::listen::ConnectionCloser;
+use crate::stream::Charge;
 
 /// One SSE event: an optional `id:` and `event:` line, then the data (one JSON text, so
 /// one `data:` line), then a blank line.
@@ -21,7 +29,12 @@ pub(crate) fn frame(seq: Option<u64>, event: Option<&str>, data: &[u8]) -> Bytes
 
 /// Answers with an SSE stream. The first item is awaited before the headers are sent,
 /// so a failure that happens at once is an ordinary HTTP error, not a stream.
-pub(crate) async fn sse<E, F>(app: &App<E>, events: EventStream, render: F) -> Result<Response, A2aError>
+pub(crate) async fn sse<E, F>(
+    app: &App<E>,
+    parts: &http::request::Parts,
+    events: EventStream,
+    render: F,
+) -> Result<Response, A2aError>
 where
     F: Fn(StreamOut) -> Option<Bytes> + Send + 'static,
 {
@@ -33,12 +46,16 @@ where
     };
     let keep_alive = app.options.keep_alive;
     let shutdown = app.core.shutdown.clone();
+    let closer = parts.extensions.get::<ConnectionCloser>().cloned();
     let head = futures::stream::iter(first);
     let body = keep_alive_stream(head.chain(events), keep_alive)
         .take_until(async move { shutdown.cancelled().await })
         .filter_map(move |item| {
             let out = match item {
-                Tick::Event(ev) => render(ev),
+                Tick::Event(mut ev) => {
+                    let charge = ev.take_charge();
+                    render(ev).map(|frame| held(frame, charge, closer.as_ref()))
+                }
                 Tick::KeepAlive => Some(Bytes::from_static(b": keep-alive\n\n")),
             };
             futures::future::ready(out.map(Ok::<_, Infallible>))
@@ -49,6 +66,30 @@ where
     h.insert(http::header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     h.insert("x-accel-buffering", HeaderValue::from_static("no"));
     Ok(resp)
+}
+
+/// A frame's bytes that keep `charge` counted until hyper drops them.
+fn held(frame: Bytes, mut charge: Charge, closer: Option<&ConnectionCloser>) -> Bytes {
+    if charge.bytes() == 0 {
+        return frame; // a charge of nothing (not an event of a subscription)
+    }
+    charge.resize(frame.len());
+    if let Some(closer) = closer {
+        charge.bind(&closer.0);
+    }
+    Bytes::from_owner(Held { frame, _charge: charge })
+}
+
+/// The owner of a charged frame's bytes.
+struct Held {
+    frame: Bytes,
+    _charge: Charge,
+}
+
+impl AsRef<[u8]> for Held {
+    fn as_ref(&self) -> &[u8] {
+        &self.frame
+    }
 }
 
 pub(super) enum Tick {

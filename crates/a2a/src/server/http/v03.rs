@@ -102,7 +102,7 @@ pub(crate) async fn serve_v03<E: AgentExecutor>(
             let id2 = id.clone();
             let render = move |item: StreamOut| -> Option<Bytes> {
                 match item {
-                    StreamOut::Event { seq, body } => Some(match event_to_v03(method, &body) {
+                    StreamOut::Event { seq, body, .. } => Some(match event_to_v03(method, &body) {
                         Ok(ev) => frame(seq, None, &envelope(&id2, "result", &ev)),
                         Err(e) => frame(seq, None, &envelope(&id2, "error", &e.jsonrpc_error_v03())),
                     }),
@@ -112,7 +112,7 @@ pub(crate) async fn serve_v03<E: AgentExecutor>(
                     StreamOut::Error(e) => Some(frame(None, None, &envelope(&id2, "error", &e.jsonrpc_error_v03()))),
                 }
             };
-            sse(app, events, render).await.unwrap_or_else(|e| error_response(&e, &id))
+            sse(app, parts, events, render).await.unwrap_or_else(|e| error_response(&e, &id))
         }
         Err(e) => error_response(&e, &id),
     }
