@@ -4,7 +4,8 @@
   runner: sends, a direct message, get, list, a stream, cancels, push configs, a
   subscription) against our Python server (`python -m agentproto.examples.a2a_server
   --memory`, which also checks that contract), on JSON-RPC and HTTP+JSON; the same server
-  on a `--db` file keeps a task across a restart;
+  on a `--db` file keeps a task across a restart, and every acknowledged task across a
+  SIGKILL under load;
 * our Python client against our Rust server (`target/debug/agentproto serve --memory`;
   build it with `cargo build -p agentproto-cli`), on both bindings: two sends, a stream,
   get, cancel, and a subscription resumed with `Last-Event-ID`.
@@ -144,6 +145,49 @@ def test_the_python_server_on_a_db_file_keeps_tasks_across_a_restart(tmp_path: P
     finally:
         child.stop()
     assert got.status.state is TaskState.COMPLETED and got.artifacts[0].parts[0].text == "kept"
+
+
+def test_a_sigkill_of_the_python_server_under_load_loses_no_acknowledged_task(tmp_path: Path) -> None:
+    argv = [sys.executable, "-m", "agentproto.examples.a2a_server", "--addr", "127.0.0.1:0", "--db"]
+    path = str(tmp_path / "tasks.db")
+    acknowledged: list[str] = []
+
+    async def load(base: str, process: subprocess.Popen[bytes]) -> None:
+        enough = asyncio.Event()
+
+        async def sender(n: int) -> None:
+            async with await A2aClient.connect(base, timeout=10) as client:
+                for i in range(10_000):
+                    sent = await client.send_message(_send("kept", f"m-{n}-{i}"))
+                    assert isinstance(sent.task, Task)
+                    acknowledged.append(sent.task.id)
+                    if len(acknowledged) >= 100:
+                        enough.set()
+
+        senders = [asyncio.create_task(sender(n)) for n in range(8)]
+        await enough.wait()
+        process.kill()  # SIGKILL while the senders still send
+        outcomes = await asyncio.gather(*senders, return_exceptions=True)
+        assert all(isinstance(o, Exception) for o in outcomes)  # each saw the server die
+
+    child = Child([*argv, path], ROOT)
+    try:
+        asyncio.run(asyncio.wait_for(load(child.url(), child.process), BOUND))
+    finally:
+        child.stop()
+
+    async def check(base: str) -> None:
+        async with await A2aClient.connect(base, timeout=10) as client:
+            for task_id in acknowledged:
+                got = await client.get_task(GetTaskRequest(id=task_id))
+                assert got.status.state is TaskState.COMPLETED, task_id
+
+    child = Child([*argv, path], ROOT)
+    try:
+        asyncio.run(asyncio.wait_for(check(child.url()), BOUND))
+    finally:
+        child.stop()
+    assert len(acknowledged) >= 100
 
 
 @pytest.fixture(scope="module")
