@@ -82,8 +82,9 @@ pub(crate) struct Args {
     /// Seconds a shutdown (SIGTERM, ctrl-c) waits for requests in progress.
     #[arg(long, default_value_t = 10.0)]
     shutdown_timeout: f64,
-    /// MiB of stream events held for all subscribers that have not read them yet; past
-    /// it the one holding the most is cut off (`event: lagged`, it resumes from the log).
+    /// MiB of stream events held for all subscribers, queued or encoded and not yet
+    /// written out; past it the one holding the most is cut off (`event: lagged`, or its
+    /// connection closed if it holds an unwritten frame; it resumes from the log).
     #[arg(long, default_value_t = 64)]
     stream_budget_mib: usize,
     /// How long a running turn's lease lasts without renewal (`500ms`, `30s`, `2m`;
