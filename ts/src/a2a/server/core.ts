@@ -10,6 +10,7 @@ import type { AgentExecutor, Principal, TaskUpdater } from "./executor.js";
 import { MemoryStore } from "./memory-store.js";
 import { GuardRefusal } from "./push-guard.js";
 import { PushWorker, type PushOptions } from "./push.js";
+import { Recovery, type RecoveryOptions } from "./recovery.js";
 import { isTerminal, type TaskKey, type TaskStore } from "./store.js";
 import { follow, type StreamOut } from "./stream.js";
 import { storeFailure, Tasks, taskNotFound, view } from "./tasks.js";
@@ -48,6 +49,8 @@ export interface CoreOptions {
   /** How push notifications are delivered, the SSRF guard's allow list included (when the
    * card declares `capabilities.pushNotifications`). */
   readonly push?: PushOptions;
+  /** Turn leases and the sweep that ends turns a stopped server left running. */
+  readonly recovery?: RecoveryOptions;
 }
 
 /** A turn running on this server. */
@@ -72,6 +75,8 @@ export class A2aCore {
   readonly replica = crypto.randomUUID();
   /** The push worker, when the card declares push notifications. */
   readonly push: PushWorker | null;
+  /** Lease renewal and the orphan sweep (started with the core). */
+  readonly recovery: Recovery;
 
   constructor(
     readonly executor: AgentExecutor,
@@ -87,6 +92,8 @@ export class A2aCore {
     } else {
       this.push = null;
     }
+    this.recovery = new Recovery(this, options.recovery);
+    this.recovery.start();
   }
 
   get card(): AgentCard {
@@ -170,6 +177,7 @@ export class A2aCore {
   /** Aborts every running turn and stops the push worker (queued deliveries stay queued). */
   close(): Promise<void> {
     this.shutdown.abort();
+    this.recovery.stop();
     return this.push?.stop() ?? Promise.resolve();
   }
 

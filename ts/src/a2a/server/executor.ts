@@ -101,6 +101,7 @@ export class TaskUpdater {
     readonly contextId: string,
     start: { readonly create: Task | null; readonly known: Known | null; readonly configs?: readonly PushConfigRecord[] },
     private readonly owner: string,
+    private readonly leaseMs = 60_000,
   ) {
     this.create = start.create;
     this.known = start.known;
@@ -180,7 +181,7 @@ export class TaskUpdater {
   }
 
   private async commit(change: Change): Promise<void> {
-    const lease = { set: { owner: this.owner, untilMs: Date.now() + 60_000 } };
+    const lease = { set: { owner: this.owner, untilMs: Date.now() + this.leaseMs } };
     try {
       let result;
       if (this.create !== null) {

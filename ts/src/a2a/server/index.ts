@@ -35,5 +35,6 @@ export {
 export { applyChange, view, type Change } from "./tasks.js";
 export type { StreamOut } from "./stream.js";
 export { PushWorker, type PushOptions } from "./push.js";
+export { Recovery, type RecoveryHost, type RecoveryOptions } from "./recovery.js";
 export { classify, GuardRefusal, SsrfGuard, type AddressClass, type GuardOptions } from "./push-guard.js";
 export { DemoAgent, demoCard, scenario, type DemoOptions } from "./demo.js";

@@ -72,7 +72,11 @@ export class MemoryStore implements TaskStore {
       }
     }
     const previous = entry?.record.lease ?? null;
-    const lease = commit.lease === "keep" ? previous : commit.lease === "clear" ? null : commit.lease.set;
+    const change = commit.lease;
+    if (typeof change === "object" && "clearExpired" in change && previous !== null && previous.untilMs >= change.clearExpired) {
+      throw new StoreError("lease_live", commit.key, `task ${JSON.stringify(commit.key.id)} has a live turn lease (owner ${JSON.stringify(previous.owner)})`);
+    }
+    const lease = change === "keep" ? previous : change === "clear" || "clearExpired" in change ? null : change.set;
     const record: TaskRecord = {
       key: commit.key,
       contextId: commit.task.contextId ?? "",

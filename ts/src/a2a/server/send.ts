@@ -83,11 +83,11 @@ async function inlinePush(core: A2aCore, cx: CallContext, config: NonNullable<No
 async function openTurn(core: A2aCore, target: Target, message: Message, configs: readonly PushConfigRecord[]): Promise<[TaskUpdater, Task | null]> {
   if (target.existing === null) {
     const task: Task = { id: target.key.id, contextId: target.contextId, status: { state: "TASK_STATE_SUBMITTED", timestamp: now() }, history: [message] };
-    return [new TaskUpdater(core.tasks, target.key, target.contextId, { create: task, known: null, configs }, core.replica), null];
+    return [new TaskUpdater(core.tasks, target.key, target.contextId, { create: task, known: null, configs }, core.replica, core.recovery.leaseMs), null];
   }
   if (isTerminal(target.existing.task.status.state)) throw terminalError(target.key.id);
   const [known] = await core.tasks.apply(target.key, [{ kind: "history", message }], target.existing);
-  return [new TaskUpdater(core.tasks, target.key, target.contextId, { create: null, known }, core.replica), known.task];
+  return [new TaskUpdater(core.tasks, target.key, target.contextId, { create: null, known }, core.replica, core.recovery.leaseMs), known.task];
 }
 
 /** The executor's run, registered as the task's running turn; resolves when it ends. */
@@ -121,6 +121,10 @@ function startTurn(core: A2aCore, cx: CallContext, target: Target, message: Mess
     } finally {
       core.shutdown.signal.removeEventListener("abort", onShutdown);
       if (core.running.get(k) === running) core.running.delete(k);
+      // A turn that ends with its task still SUBMITTED or WORKING leaves it for later
+      // messages: not a lost turn, so its lease goes. At shutdown it stays, to expire:
+      // the next start's sweep ends the turn the shutdown interrupted.
+      if (!core.shutdown.signal.aborted) await core.tasks.store.releaseLease(target.key, core.replica).catch(() => false);
     }
   };
   return run();

@@ -124,7 +124,7 @@ export class SqliteStore implements TaskStore {
       body: ENCODERS.Task(task),
       expectedVersion: commit.expectedVersion,
       events: commit.events.map((e) => ({ body: ENCODERS.StreamResponse(e.event), last: e.last })),
-      lease: commit.lease === "keep" || commit.lease === "clear" ? commit.lease : commit.lease.set,
+      lease: commit.lease === "keep" || commit.lease === "clear" || "clearExpired" in commit.lease ? commit.lease : commit.lease.set,
       pushDueMs: commit.push === true ? Date.now() : null,
       configs: (commit.configs ?? []).map((c) => ({ id: c.id, body: ENCODERS.TaskPushNotificationConfig(c.config) })),
     };

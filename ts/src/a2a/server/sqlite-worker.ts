@@ -40,7 +40,7 @@ export interface WorkerSetup {
 }
 
 /** A lease change as the worker takes it. */
-export type SqlLease = { readonly owner: string; readonly untilMs: number } | "keep" | "clear";
+export type SqlLease = { readonly owner: string; readonly untilMs: number } | { readonly clearExpired: number } | "keep" | "clear";
 
 /** One request to the worker. */
 export type SqlRequest =
@@ -96,7 +96,7 @@ export type SqlReply = { readonly seq: number; readonly ok: true; readonly value
 /** A refusal the store turns into a `StoreError` of that kind. */
 class Refusal extends Error {
   constructor(
-    readonly code: "exists" | "not_found" | "conflict",
+    readonly code: "exists" | "not_found" | "conflict" | "lease_live",
     message: string,
   ) {
     super(message);
@@ -328,9 +328,14 @@ class Worker {
     }
     const version = (row === undefined ? 0 : Number(row["version"])) + 1;
     let lastSeq = row === undefined ? 0 : Number(row["last_seq"]);
-    const keep = r.lease === "keep";
-    const owner = keep ? (row?.["lease_owner"] ?? null) : r.lease === "clear" ? null : r.lease.owner;
-    const until = keep ? (row?.["lease_until_ms"] ?? null) : r.lease === "clear" ? null : r.lease.untilMs;
+    const lease = r.lease;
+    if (typeof lease === "object" && "clearExpired" in lease && row?.["lease_owner"] !== null && row?.["lease_owner"] !== undefined && Number(row["lease_until_ms"]) >= lease.clearExpired) {
+      throw new Refusal("lease_live", `task ${JSON.stringify(r.id)} has a live turn lease (owner ${JSON.stringify(row["lease_owner"])})`);
+    }
+    const keep = lease === "keep";
+    const setTo = typeof lease === "object" && "owner" in lease ? lease : null;
+    const owner = keep ? (row?.["lease_owner"] ?? null) : setTo === null ? null : setTo.owner;
+    const until = keep ? (row?.["lease_until_ms"] ?? null) : setTo === null ? null : setTo.untilMs;
     const seqs: number[] = [];
     const firstSeq = lastSeq + 1;
     lastSeq += r.events.length;

@@ -48,8 +48,10 @@ export interface EventRecord {
   readonly last: boolean;
 }
 
-/** What a commit does to the task's turn lease. */
-export type LeaseChange = { readonly set: TurnLease } | "keep" | "clear";
+/** What a commit does to the task's turn lease. `clearExpired`: clears it, and the commit
+ * happens only if the lease (if any) ended before that instant; a live one refuses it
+ * (`lease_live`), so a sweep never ends a turn whose lease was renewed meanwhile. */
+export type LeaseChange = { readonly set: TurnLease } | { readonly clearExpired: number } | "keep" | "clear";
 
 /** One change to one task. */
 export interface Commit {
@@ -159,7 +161,7 @@ export class StoreError extends Error {
 
 /** Everything an A2A server keeps. Methods may be called concurrently; each is atomic. */
 export interface TaskStore {
-  /** Applies one change atomically. @throws StoreError `exists`, `not_found`, `conflict` */
+  /** Applies one change atomically. @throws StoreError `exists`, `not_found`, `conflict`, `lease_live` */
   commit(commit: Commit): Promise<Committed>;
   /** The task, or `null`. */
   getTask(key: TaskKey): Promise<TaskRecord | null>;

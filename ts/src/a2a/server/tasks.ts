@@ -9,13 +9,13 @@
  */
 
 import { A2aError } from "../errors.js";
-import type { Artifact, Message, StreamResponse, Task, TaskStatus } from "../../generated/a2a/v1.js";
+import type { Artifact, Message, RawJson, StreamResponse, Task, TaskStatus } from "../../generated/a2a/v1.js";
 import { endsTurn, isTerminal, keyText, StoreError, type EventRecord, type LeaseChange, type PushConfigRecord, type TaskKey, type TaskRecord, type TaskStore } from "./store.js";
 
 /** A change to a task. */
 export type Change =
-  /** A new status; its message joins the history. */
-  | { readonly kind: "status"; readonly status: TaskStatus }
+  /** A new status; its message joins the history; `metadata` goes on its event. */
+  | { readonly kind: "status"; readonly status: TaskStatus; readonly metadata?: RawJson }
   /** An artifact, or a piece appended to the artifact with the same id. */
   | { readonly kind: "artifact"; readonly artifact: Artifact; readonly append: boolean; readonly lastChunk: boolean }
   /** A message joins the history, no event (a client's follow-up). */
@@ -34,7 +34,7 @@ export function applyChange(task: Task, change: Change): [Task, StreamResponse |
       const status: TaskStatus = change.status.timestamp === undefined ? { ...change.status, timestamp: now() } : change.status;
       const history = status.message === undefined ? task.history : [...(task.history ?? []), status.message];
       const next: Task = { ...task, status, history };
-      return [next, { statusUpdate: { taskId: task.id, contextId, status } }];
+      return [next, { statusUpdate: { taskId: task.id, contextId, status, ...(change.metadata === undefined ? {} : { metadata: change.metadata }) } }];
     }
     case "artifact": {
       const artifacts = [...(task.artifacts ?? [])];
