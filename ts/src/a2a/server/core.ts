@@ -55,7 +55,8 @@ export interface CoreOptions {
 
 /** A turn running on this server. */
 export interface Running {
-  readonly abort: AbortController;
+  /** Aborts the turn's `context.signal` (CancelTask, shutdown). */
+  readonly abort: { abort(): void };
   readonly updater: TaskUpdater;
   readonly context: import("./executor.js").RequestContext;
 }
@@ -177,6 +178,7 @@ export class A2aCore {
   /** Aborts every running turn and stops the push worker (queued deliveries stay queued). */
   close(): Promise<void> {
     this.shutdown.abort();
+    for (const running of this.running.values()) running.abort.abort();
     this.recovery.stop();
     return this.push?.stop() ?? Promise.resolve();
   }

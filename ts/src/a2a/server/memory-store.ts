@@ -1,7 +1,7 @@
 /**
  * The bounded in-memory store: the `TaskStore` contract in a process's memory. Bounded
- * twice: at most `maxTasks` tasks (the oldest terminal ones are evicted first; when every
- * task is live, a new one is refused), and at most `maxEventsPerTask` events per log
+ * twice: at most `maxTasks` tasks (the terminal ones are evicted in the order they ended,
+ * in constant time; when every task is live, a new one is refused), and at most `maxEventsPerTask` events per log
  * (the oldest go; a reader that wanted them sees a gap).
  */
 
@@ -50,6 +50,8 @@ export class MemoryStore implements TaskStore {
   private readonly maxEvents: number;
   private readonly maxDead: number;
   private readonly outbox = new Map<number, Queued>();
+  /** The terminal tasks in the order they ended: the eviction order. */
+  private readonly ended = new Set<string>();
   private readonly dead: DeadLetter[] = [];
   private nextDelivery = 1;
 
@@ -88,6 +90,7 @@ export class MemoryStore implements TaskStore {
     };
     const target: Entry = entry ?? { record, events: [], lastSeq: 0, configs: new Map() };
     target.record = record;
+    if (isTerminal(record.state)) this.ended.add(k);
     const written: EventRecord[] = [];
     for (const e of commit.events) {
       target.lastSeq += 1;
@@ -111,18 +114,16 @@ export class MemoryStore implements TaskStore {
     return { version: record.version, events: written };
   }
 
-  /** Evicts the oldest terminal task when the store is full; refuses when none is. */
+  /** Evicts the terminal task that ended first when the store is full; refuses when every
+   * task is live. */
   private makeRoom(): void {
     if (this.tasks.size < this.maxTasks) return;
-    let oldest: [string, number] | null = null;
-    for (const [k, e] of this.tasks) {
-      if (!isTerminal(e.record.state)) continue;
-      if (oldest === null || e.record.statusTsMs < oldest[1]) oldest = [k, e.record.statusTsMs];
-    }
-    if (oldest === null) throw new StoreError("backend", null, `the memory store holds ${this.maxTasks} live tasks and takes no more`);
-    const gone = this.tasks.get(oldest[0])?.record.key;
-    this.tasks.delete(oldest[0]);
-    for (const [id, q] of this.outbox) if (gone !== undefined && keyText(q.key) === keyText(gone)) this.outbox.delete(id);
+    const first = this.ended.values().next();
+    if (first.done === true) throw new StoreError("backend", null, `the memory store holds ${this.maxTasks} live tasks and takes no more`);
+    const k = first.value;
+    this.ended.delete(k);
+    this.tasks.delete(k);
+    if (this.outbox.size > 0) for (const [id, q] of this.outbox) if (keyText(q.key) === k) this.outbox.delete(id);
   }
 
   async getTask(key: TaskKey): Promise<TaskRecord | null> {

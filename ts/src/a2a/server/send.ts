@@ -92,9 +92,8 @@ async function openTurn(core: A2aCore, target: Target, message: Message, configs
 
 /** The executor's run, registered as the task's running turn; resolves when it ends. */
 function startTurn(core: A2aCore, cx: CallContext, target: Target, message: Message, req: SendMessageRequest, updater: TaskUpdater): Promise<void> {
-  const abort = new AbortController();
-  const onShutdown = (): void => abort.abort();
-  core.shutdown.signal.addEventListener("abort", onShutdown, { once: true });
+  const abort = new LazyAbort();
+  if (core.shutdown.signal.aborted) abort.abort();
   const context: RequestContext = {
     message,
     task: target.existing?.task,
@@ -103,7 +102,9 @@ function startTurn(core: A2aCore, cx: CallContext, target: Target, message: Mess
     tenant: cx.tenant,
     principal: cx.principal,
     metadata: req.metadata,
-    signal: abort.signal,
+    get signal() {
+      return abort.signal;
+    },
     text: () => textOf(message),
   };
   const running = { abort, updater, context };
@@ -119,7 +120,6 @@ function startTurn(core: A2aCore, cx: CallContext, target: Target, message: Mess
       if (!updater.started) updater.first.resolve({ kind: "failed", error });
       else await updater.fail(updater.textMessage(`agent failed: ${error.message}`)).catch(() => undefined);
     } finally {
-      core.shutdown.signal.removeEventListener("abort", onShutdown);
       if (core.running.get(k) === running) core.running.delete(k);
       // A turn that ends with its task still SUBMITTED or WORKING leaves it for later
       // messages: not a lost turn, so its lease goes. At shutdown it stays, to expire:
@@ -128,6 +128,20 @@ function startTurn(core: A2aCore, cx: CallContext, target: Target, message: Mess
     }
   };
   return run();
+}
+
+/** An `AbortController` made on first use: most turns are neither canceled nor asked
+ * for their signal. */
+export class LazyAbort {
+  private controller: AbortController | null = null;
+
+  get signal(): AbortSignal {
+    return (this.controller ??= new AbortController()).signal;
+  }
+
+  abort(): void {
+    (this.controller ??= new AbortController()).abort();
+  }
 }
 
 /** The text parts of a message, joined. */
