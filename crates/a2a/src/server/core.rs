@@ -304,7 +304,7 @@ impl<E: AgentExecutor> Core<E> {
             // the log and must not move the client's Last-Event-ID past what it missed.
             let sub = self.tasks.hub().subscribe(self.tasks.store().clone(), key.clone(), after);
             let (task, _) = self.tasks.get(&key).await?.ok_or_else(|| A2aError::task_not_found(&r.id))?;
-            let first = StreamOut::event(None, EventBody::from_event(StreamResponse::Task(task)));
+            let first = snapshot(&sub, None, task);
             return Ok(Answer::Stream(Box::pin(futures::stream::iter([first]).chain(events(sub)))));
         }
         // The last written sequence number first, then the task: the snapshot is at least
@@ -321,7 +321,7 @@ impl<E: AgentExecutor> Core<E> {
                 .with("taskId", r.id.clone()));
         }
         let sub = self.tasks.hub().subscribe(self.tasks.store().clone(), key, last);
-        let first = StreamOut::event(Some(last), EventBody::from_event(StreamResponse::Task(task)));
+        let first = snapshot(&sub, Some(last), task);
         Ok(Answer::Stream(Box::pin(futures::stream::iter([first]).chain(events(sub)))))
     }
 
@@ -341,6 +341,16 @@ impl<E: AgentExecutor> Core<E> {
             .ok_or_else(|| A2aError::new(ErrorKind::ExtendedAgentCardNotConfigured))?;
         Ok(Answer::Value(Reply::Card(Arc::new(card.clone()))))
     }
+}
+
+/// The task a subscriber's stream starts with, charged to the stream budget as its
+/// events are.
+pub(super) fn snapshot(sub: &Subscription, seq: Option<u64>, task: crate::v1::Task) -> StreamOut {
+    let mut body = EventBody::from_event(StreamResponse::Task(task));
+    // Encoded once, here: its size is what is charged, and the binding reuses the bytes.
+    let _ = body.encode();
+    let charge = sub.charge(body.len());
+    StreamOut::Event { seq, body, charge }
 }
 
 /// The events of a subscription as stream items, charged to the stream budget; the

@@ -18,7 +18,9 @@ use sha2::{Digest, Sha256};
 use tokio::sync::oneshot;
 use tracing::Instrument;
 
-use super::core::{event_out, hex, item_out, new_id, now_ms, Answer, CallContext, Core, Reply, Running, StreamOut};
+use super::core::{
+    event_out, hex, item_out, new_id, now_ms, snapshot, Answer, CallContext, Core, Reply, Running, StreamOut,
+};
 use super::turn::{unwinding, Turn};
 use crate::errors::{A2aError, ErrorKind};
 use crate::executor::{AgentExecutor, First, Pending, RequestContext, TaskUpdater};
@@ -315,10 +317,7 @@ impl<E: AgentExecutor> Core<E> {
             First::Task { seq } => seq,
         };
         let sub = self.tasks.hub().subscribe(self.tasks.store().clone(), key.clone(), seq.saturating_sub(1));
-        let prefix = before.map(|t| {
-            let t = Arc::unwrap_or_clone(viewed(t, history));
-            StreamOut::event(None, EventBody::from_event(StreamResponse::Task(t)))
-        });
+        let prefix = before.map(|t| snapshot(&sub, None, Arc::unwrap_or_clone(viewed(t, history))));
         // Ends right after the event that ends the turn, without waiting for another item.
         let turn =
             futures::stream::unfold((Box::pin(sub.into_charged_stream()), false), move |(mut s, ended)| async move {

@@ -331,6 +331,13 @@ impl Subscription {
         }
     }
 
+    /// Charges `bytes` held for this subscriber besides its events (the task a stream
+    /// starts with), making room as for an event; a charge of nothing if the subscriber
+    /// was cut off meanwhile (its stream says so next).
+    pub fn charge(&self, bytes: usize) -> Charge {
+        self.listener.charge(bytes).unwrap_or_default()
+    }
+
     /// The subscription as a [`Stream`] of charged items ([`Subscription::next_charged`]).
     pub fn into_charged_stream(self) -> impl Stream<Item = (Result<StreamItem, StoreError>, Charge)> + Send {
         futures::stream::unfold(self, |mut subscription| async move {
