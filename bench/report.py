@@ -20,6 +20,9 @@ import a2a_report  # noqa: E402  (bench/a2a/a2a_report.py: the A2A section)
 sys.path.insert(0, str(Path(__file__).resolve().parent / "sync"))
 import sync_report  # noqa: E402  (bench/sync/sync_report.py: the sync-channel section, seed 002)
 
+sys.path.insert(0, str(Path(__file__).resolve().parent / "net"))
+import net_report  # noqa: E402  (bench/net/net_report.py: the end-to-end turn over the network)
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import python_report  # noqa: E402  (bench/python_report.py: the Python goals, seed 001's table)
 import ts_report  # noqa: E402  (bench/ts_report.py: the TypeScript goals)
@@ -107,6 +110,7 @@ def headline(results: dict) -> list[dict]:
     acp = acp_headline(results) if results.get("whole_process") else []
     python = python_report.headline(sys.modules[__name__], results)
     ts = ts_report.headline(sys.modules[__name__], results)
+    ts += net_report.headline(sys.modules[__name__], results)
     sync = sync_report.headline(sys.modules[__name__], results)
     return acp + python + ts + sync + a2a_report.headline(sys.modules[__name__], results)
 
@@ -182,6 +186,7 @@ def headline_text(results: dict) -> str:
 
 def tables(results: dict) -> list[dict]:
     acp = acp_tables(results) if results.get("whole_process") else []
+    acp += net_report.tables(sys.modules[__name__], results)
     python = python_report.tables(sys.modules[__name__], results)
     sync = sync_report.tables(sys.modules[__name__], results)
     return acp + python + sync + a2a_report.tables(sys.modules[__name__], results)

@@ -9,7 +9,8 @@ Steps: build or install every implementation at its pinned version (bench/adapte
 check that every adapter reads the same bytes and that the validating ones refuse an
 invalid message, then run the seed-000 workloads with the implementations interleaved
 (whole-process view, then the in-loop view with an in-process warm-up), the seed-003
-analogue, the end-to-end prompt turn, seed 001's table (bench/seed001.py, when agentproto's
+analogue, the end-to-end prompt turn (over stdio, then over WebSocket and Streamable HTTP with
+the agent's memory per idle connection: bench/net/net_bench.py), seed 001's table (bench/seed001.py, when agentproto's
 Python SDK is selected), seed 002's sync-channel workloads against the `tsc --api` of
 typescript 7.0.2, then of 7.1.0-beta (bench/sync/sync_bench.py; --sync-server picks one) and
 seed 004's A2A workloads (bench/a2a/a2a_bench.py).
@@ -39,8 +40,10 @@ ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(BENCH / "a2a"))
 sys.path.insert(0, str(BENCH / "sync"))
+sys.path.insert(0, str(BENCH / "net"))
 
 import a2a_bench  # noqa: E402  (bench/a2a/a2a_bench.py: the A2A workloads)
+import net_bench  # noqa: E402  (bench/net/net_bench.py: the end-to-end turn over WebSocket and HTTP)
 import sync_bench  # noqa: E402  (bench/sync/sync_bench.py: seed 002's sync-channel workloads)
 
 import report  # noqa: E402  (bench/report.py, next to this file)
@@ -626,7 +629,8 @@ def main() -> int:
     except ValueError as exc:
         parser.error(str(exc))
     a2a_env = a2a_bench.Env(expand, Failure, progress, profile)
-    whole = steady = s003 = e2e = s001 = a2a = sync = None
+    whole = steady = s003 = e2e = net = s001 = a2a = sync = None
+    net_env = net_bench.Env(expand, Failure, progress, profile, run_process, summary_line)
     try:
         wanted = {i["build"] for i in impls} | (set() if args.no_a2a else a2a_bench.builds(registry, a2a_only_ids))
         wanted |= seed001.BUILDS if with_seed001 else set()
@@ -634,6 +638,7 @@ def main() -> int:
         build_seconds = {} if args.no_build else build(registry, wanted, profile, progress)
         checks = check_adapters(registry, impls, profile, progress, tiny=args.smoke)
         if args.smoke:
+            net_bench.smoke(net_env, impls)
             if with_seed001:
                 progress("smoke: seed 001 (each test once, untimed, checked; agentproto's dict path vs classify)")
                 seed001.smoke(zerodep, Failure)
@@ -650,6 +655,7 @@ def main() -> int:
             steady = seed_view(impls, profile, plan, progress, steady=True)
             s003 = seed003_view(impls, profile, plan, progress)
             e2e = e2e_view(impls, profile, plan, progress, cross=not args.quick)
+            net = net_bench.measure(net_env, impls, plan, args.quick)
         if with_seed001:
             s001 = seed001.measure("quick" if args.quick else "full", zerodep, progress, Failure)
         if with_sync:
@@ -685,6 +691,7 @@ def main() -> int:
         "in_loop": steady,
         "seed003": s003,
         "e2e": e2e,
+        "net": net,
         "seed001": s001,
         "sync": sync,
         "a2a": a2a,
