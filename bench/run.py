@@ -574,6 +574,12 @@ def main() -> int:
     a2a.add_argument("--a2a-only", action="store_true", help="only the A2A workloads (seed 004)")
     parser.add_argument("--no-sync", action="store_true", help="leave out the sync-channel workloads (seed 002)")
     parser.add_argument(
+        "--net-only",
+        action="store_true",
+        help="of the ACP workloads only the end-to-end turn over WebSocket and Streamable HTTP (with --only: of "
+        "those implementations); no A2A, sync or seed 001",
+    )
+    parser.add_argument(
         "--sync-server",
         help="the tsc --api servers of the sync workloads, comma-separated: 7.0.2, 7.1.0-beta (or 7.0, 7.1); "
         f"default: ${sync_bench.SERVER_ENV}, else every pinned server, one after the other",
@@ -623,7 +629,10 @@ def main() -> int:
 
     if args.a2a_only:
         impls = []
-    with_seed001 = any(i["id"] == seed001.IMPLEMENTATION for i in impls)
+    if args.net_only:
+        impls = net_bench.selected(impls)
+        args.no_a2a, with_sync = True, False
+    with_seed001 = not args.net_only and any(i["id"] == seed001.IMPLEMENTATION for i in impls)
     try:
         zerodep = seed001.zerodep_dir(args.zerodep_dir) if with_seed001 else None
     except ValueError as exc:
@@ -650,11 +659,12 @@ def main() -> int:
             return 0
         plan = PLANS["quick" if args.quick else "full"]
         started = time.monotonic()
-        if impls:
+        if impls and not args.net_only:
             whole = seed_view(impls, profile, plan, progress, steady=False)
             steady = seed_view(impls, profile, plan, progress, steady=True)
             s003 = seed003_view(impls, profile, plan, progress)
             e2e = e2e_view(impls, profile, plan, progress, cross=not args.quick)
+        if impls:
             net = net_bench.measure(net_env, impls, plan, args.quick)
         if with_seed001:
             s001 = seed001.measure("quick" if args.quick else "full", zerodep, progress, Failure)
@@ -698,10 +708,12 @@ def main() -> int:
     }
     # Only a full run of everything is committed: it replaces the previous one in bench/results/.
     complete = not (args.quick or args.only or args.no_a2a or args.a2a_only or args.no_sync or args.no_counts)
+    complete = complete and not args.net_only
     complete = complete and bool(impls) and len(sync_servers) == len(registry["sync"]["servers"])
     out = args.out or (BENCH / "results" if complete else BENCH / "results" / "local")
     out.mkdir(parents=True, exist_ok=True)
     only = "-a2a" if args.a2a_only else "-sync" if sync and not impls and not a2a else ""
+    only = "-net" if args.net_only else only
     stem = f"{results['date']}-{host}" + ("-quick" if args.quick else "") + only
     in_results = out.resolve() == (BENCH / "results").resolve()
     if complete and in_results:

@@ -31,6 +31,8 @@ from urllib.parse import urlsplit
 
 TRANSPORTS = ("ws", "http")
 IDLE = {"full": 200, "quick": 50, "smoke": 4}
+# (warm-up rounds, measured rounds): a median needs several runs even in a quick run.
+ROUNDS = {"full": (1, 5), "quick": (0, 3)}
 INITIALIZE = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}'
 
 
@@ -213,7 +215,8 @@ def measure(env: Env, impls: list[dict], plan: dict, quick: bool) -> dict | None
     sdks = selected(impls)
     if not sdks:
         return None
-    count, tokens, warmup, runs = plan["e2e_count"], 100, plan["e2e_warmup"], plan["e2e_runs"]
+    count, tokens = plan["e2e_count"], 100
+    warmup, runs = ROUNDS["quick" if quick else "full"]
     pairs = [(impl, t) for impl in sdks for t in TRANSPORTS]
     out = {f"{i['id']}:{t}": {"impl": i["id"], "transport": t, "runs": []} for i, t in pairs}
     agents = {impl["id"]: Agent(env, impl) for impl in sdks}
