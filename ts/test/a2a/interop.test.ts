@@ -8,7 +8,8 @@
  *   JavaScript server (`interop/official/a2a-js/server.mjs`, @a2a-js/sdk 1.3.0 on Express);
  * - the official JavaScript client (`interop/official/a2a-js/client.mjs`) against our
  *   server (`dist/examples/a2a-server.js --db FILE`, the SQLite store);
- * - our server with `--db` stopped and started again: the task is still there.
+ * - our server with `--db` killed (SIGKILL) after acknowledging tasks, and started again:
+ *   every acknowledged task is there.
  *
  * The scenario: two sends, a get, a stream, a cancel of a task waiting for input (and
  * against our servers a subscription resumed with `Last-Event-ID`). Every child is ended
@@ -61,6 +62,16 @@ class Child {
       look();
     });
     return within(found, `${this.process.spawnfile} to listen`, BOUND_MS);
+  }
+
+  /** Ends the child's group at once (SIGKILL: nothing runs on its way out). */
+  async kill(): Promise<void> {
+    try {
+      process.kill(-(this.process.pid as number), "SIGKILL");
+    } catch {
+      return;
+    }
+    await within(this.exited, "the server to be killed", 10_000);
   }
 
   async stop(): Promise<void> {
@@ -213,20 +224,26 @@ describe("the official JavaScript client (@a2a-js/sdk) against our server (SQLit
   }
 });
 
-test("our server with --db keeps its tasks across a restart", async () => {
+test("our server with --db keeps every acknowledged task across a SIGKILL and a restart", async () => {
   const db = join(DB_DIR, "restart.db");
   let child = new Child([process.execPath, EXAMPLE, "--addr", "127.0.0.1:0", "--db", db]);
-  let id: string;
+  const ids: string[] = [];
   try {
     const client = clientFromCard(await resolveCard(await child.url(), { timeoutMs: 10_000 }), { timeoutMs: 10_000 });
-    id = completedWith((await client.sendMessage({ message: message("kept", "m-kept") })).task, "kept").id;
+    // Four senders at once, so that commits are grouped; each answer acknowledges a task.
+    await Promise.all(
+      [0, 1, 2, 3].map(async (sender) => {
+        for (let i = 0; i < 5; i++) ids.push(completedWith((await client.sendMessage({ message: message(`kept ${sender}.${i}`, `m-kept-${sender}-${i}`) })).task, `kept ${sender}.${i}`).id);
+      }),
+    );
   } finally {
-    await child.stop();
+    await child.kill();
   }
   child = new Child([process.execPath, EXAMPLE, "--addr", "127.0.0.1:0", "--db", db]);
   try {
     const client = clientFromCard(await resolveCard(await child.url(), { timeoutMs: 10_000 }), { timeoutMs: 10_000 });
-    completedWith(await client.getTask({ id }), "kept");
+    assert.equal(ids.length, 20);
+    for (const id of ids) assert.equal((await client.getTask({ id })).status.state, "TASK_STATE_COMPLETED");
   } finally {
     await child.stop();
   }
