@@ -5,8 +5,9 @@
 //!
 //! Sides: `rust` (`scenario-agent`, `scenario-client`), `agentproto-python`
 //! (`interop/agentproto-python/`), `agentproto-ts` (`interop/agentproto-ts/`,
-//! compiled here first, see [`build_agentproto_ts`]), `ts` and `python` (the
-//! official SDKs, `interop/official/`).
+//! compiled here first, see [`build_agentproto_ts`]), `ts`, `python` and
+//! `rust-official` (the official SDKs, `interop/official/`; the Rust one is a cargo
+//! project of its own, built here first, see [`build_official_rust`]).
 //!
 //! Each pair's expected outcome is listed below. A step expected to fail names
 //! the official SDK's defect that makes it fail (described in
@@ -143,7 +144,20 @@ const PAIRS: &[Pair] = &[
             ),
         ],
     },
+    // The official Rust SDK: its agent under each of our clients, its client against
+    // each of our agents.
+    Pair { client: "rust", agent: "rust-official", expected_failures: &[] },
+    Pair { client: "agentproto-python", agent: "rust-official", expected_failures: &[] },
+    Pair { client: "agentproto-ts", agent: "rust-official", expected_failures: &[] },
+    Pair { client: "rust-official", agent: "rust", expected_failures: RS_1 },
+    Pair { client: "rust-official", agent: "agentproto-python", expected_failures: RS_1 },
+    Pair { client: "rust-official", agent: "agentproto-ts", expected_failures: RS_1 },
 ];
+
+const RS_1: &[(&str, &str)] = &[(
+    "unknown_update",
+    "RS-1: the Rust SDK 5.2.0 client fails to parse a session/update whose variant it does not know and drops it",
+)];
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -163,6 +177,7 @@ fn program(side: &str, role: &str) -> Vec<String> {
         ("agentproto-ts", role) => {
             vec!["node".to_owned(), agentproto_ts_dir().join(format!("{role}.js")).display().to_string()]
         }
+        ("rust-official", role) => vec![official_rust_dir().join("debug").join(role).display().to_string()],
         _ => unreachable!("unknown side {side}"),
     }
 }
@@ -275,6 +290,41 @@ async fn build_agentproto_ts() {
     tsc(&out, &args).await;
 }
 
+/// Where `interop/official/acp-rust/` is built: `interop-official-rust` beside
+/// cargo's temporary directory, in the workspace's target directory. The project
+/// has its own workspace and lockfile, so the official crate's dependencies (it
+/// turns on serde_json's `preserve_order`) never mix with ours.
+fn official_rust_dir() -> PathBuf {
+    let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    tmp.parent().expect("the target directory").join("interop-official-rust")
+}
+
+/// Builds the official Rust SDK's scenario agent and client (a debug build, from
+/// the project's own `Cargo.lock`), bounded; panics with cargo's output when it fails.
+/// The first build compiles the SDK and its dependencies (a few minutes on a busy
+/// two-core machine); later ones only check that nothing changed.
+async fn build_official_rust() {
+    let manifest = repo().join("interop/official/acp-rust/Cargo.toml");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let build = tokio::process::Command::new(cargo)
+        .args(["build", "--locked", "--quiet", "--manifest-path"])
+        .arg(&manifest)
+        .env("CARGO_TARGET_DIR", official_rust_dir())
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(Duration::from_secs(900), build)
+        .await
+        .unwrap_or_else(|_| panic!("building {} did not finish within 900 s", manifest.display()))
+        .expect("run cargo");
+    assert!(
+        output.status.success(),
+        "building the official Rust SDK's scenario programs failed (cargo build --locked --manifest-path {}):\n{}",
+        manifest.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
 /// Whether `python3` can import `module`.
 fn python_imports(module: &str) -> bool {
     std::process::Command::new("python3")
@@ -321,7 +371,7 @@ async fn run(pair: &Pair) -> Result<Vec<(String, bool, String)>, String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn official_sdks_interoperate_with_ours() {
     check_prerequisites();
-    build_agentproto_ts().await;
+    tokio::join!(build_agentproto_ts(), build_official_rust());
     let mut results: Vec<(usize, Result<_, _>)> = futures::stream::iter(PAIRS.iter().enumerate())
         .map(|(index, pair)| async move { (index, run(pair).await) })
         .buffer_unordered(CONCURRENT_PAIRS)
