@@ -75,7 +75,8 @@ async fn turn(cx: ConnectionTo<Client>, request: PromptRequest, cancelled: Arc<N
     let (command, rest) = text.split_once(' ').unwrap_or((text.as_str(), ""));
     match command {
         "echo" => {
-            for word in rest.split(' ') {
+            // Every space-separated piece after the first, as the other SDKs' agents split it.
+            for word in text.split(' ').skip(1) {
                 chunk(&cx, session, word)?;
             }
             Ok(StopReason::EndTurn)
