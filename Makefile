@@ -71,6 +71,8 @@ ts-lint: ## tsc --noEmit (strict) over the TypeScript SDK's sources and tests
 
 lint: ## rustfmt and clippy (warnings are errors)
 	$(CARGO) fmt --all --check
+	$(CARGO) fmt --manifest-path interop/official/acp-rust/Cargo.toml --check
+	$(CARGO) fmt --manifest-path codegen/schema-export/Cargo.toml --check
 	$(CARGO) clippy --workspace --all-targets --all-features -- -D warnings
 	# agentproto-a2a's features build on their own: a client-only user builds no server or SQLite.
 	$(CARGO) clippy -p agentproto-a2a --no-default-features --features client --all-targets -- -D warnings
