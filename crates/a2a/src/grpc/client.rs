@@ -99,9 +99,22 @@ pub(crate) async fn unary(
         };
         // `grpc-timeout` tells the server; the client enforces the bound itself.
         let outcome = match timeout {
-            Some(t) => tokio::time::timeout(t, call)
-                .await
-                .unwrap_or_else(|_| Err(Status::deadline_exceeded(format!("no answer within {t:?}")))),
+            Some(t) => {
+                let started = tokio::time::Instant::now();
+                let expired = || Status::deadline_exceeded(format!("no answer within {t:?}"));
+                match tokio::time::timeout(t, call).await {
+                    // The server enforces the same `grpc-timeout` and may say so first (tonic
+                    // answers CANCELLED): past the bound, that is this call's timeout too.
+                    Ok(Err(status))
+                        if matches!(status.code(), Code::Cancelled | Code::DeadlineExceeded)
+                            && started.elapsed() >= t =>
+                    {
+                        Err(expired())
+                    }
+                    Ok(outcome) => outcome,
+                    Err(_) => Err(expired()),
+                }
+            }
             None => call.await,
         };
         let status = match outcome {
