@@ -171,11 +171,15 @@ async fn an_sqlite_file_stops_growing_once_tasks_expire() {
     // so the bound allows a third over the early plateau; without retention the file
     // would end near five times that plateau.
     let plateau = sizes[3..6].iter().map(|(db, _)| *db).max().unwrap();
-    let (db, log) = *sizes.last().unwrap();
+    let (db, _) = *sizes.last().unwrap();
     assert!(db <= plateau + plateau / 3, "the database file kept growing: {sizes:?}");
     let written = (ROUNDS as u64) * (PER_ROUND as u64) * 3_500;
     assert!(written > 4 * db, "{written} bytes written, a {db}-byte file: {sizes:?}");
-    // The log is checkpointed back into the file every thousand pages or so.
-    let log_plateau = sizes[3..6].iter().map(|(_, log)| *log).max().unwrap();
-    assert!(log <= log_plateau + log_plateau / 3, "the write-ahead log kept growing: {sizes:?}");
+    // The log is checkpointed back into the file by a thread of its own once it passes 4 MiB
+    // (the store's checkpoint threshold), so a sample may catch it past that by what the
+    // rounds since the last checkpoint wrote: bounded, whatever the machine's load, but not
+    // by the early plateau.
+    let round_bytes = (PER_ROUND as u64) * 3_500;
+    let bound = (4 << 20) + 2 * round_bytes + (4 << 20) / 3;
+    assert!(sizes.iter().all(|(_, l)| *l <= bound), "the write-ahead log passed {bound} bytes: {sizes:?}");
 }
