@@ -282,3 +282,33 @@ async def test_connections_accepted_on_a_bound_socket_have_nodelay() -> None:
         _, writer = await asyncio.open_connection(*sock.getsockname()[:2])
         assert await asyncio.wait_for(seen, 10) != 0
         writer.close()
+
+
+async def test_a_client_that_sends_its_head_too_slowly_is_cut_off() -> None:
+    """A partial head, then one more header byte at a time: the server closes the socket
+    once `header_timeout` has passed since the accept (bytes received do not restart it),
+    and 100 idle sockets that never sent anything are closed too. It still serves after."""
+    async with served(ServerLimits(header_timeout=0.3)) as url:
+        endpoint = Endpoint.parse(url)
+        idle = [await endpoint.open() for _ in range(100)]
+        reader, writer = await endpoint.open()
+        writer.write(b"POST /acp HTTP/1.1\r\nHost: x\r\n")
+
+        async def trickle() -> None:
+            for byte in b"X-Slow: " + b"a" * 1000:
+                if writer.is_closing():
+                    return
+                writer.write(bytes([byte]))
+                await asyncio.sleep(0.02)
+
+        dripping = asyncio.create_task(trickle())
+        try:
+            assert await asyncio.wait_for(reader.read(), 5) == b""
+            for idle_reader, _ in idle:
+                assert await asyncio.wait_for(idle_reader.read(), 5) == b""
+        finally:
+            dripping.cancel()
+            writer.close()
+            for _, idle_writer in idle:
+                idle_writer.close()
+        await initialize(url)

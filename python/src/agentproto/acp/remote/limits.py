@@ -39,3 +39,7 @@ class ServerLimits:
     stall_timeout: float = 60.0
     """Seconds a connection's output may stay over its bound (a stream nobody reads, a
     WebSocket peer that does not read) before the connection is ended."""
+    header_timeout: float = 10.0
+    """Seconds a request's head (request line and headers) may take to arrive, counted
+    from the connection's accept or the end of its previous exchange; then the TCP
+    connection is closed. Enforced when served by `listen` (uvicorn)."""

@@ -43,10 +43,14 @@ def server(app: Any, sock: socket.socket, **config: Any) -> Any:
         import uvicorn
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise ImportError("serving over the network needs the http extra: pip install 'agentproto[http]'") from e
+    from agentproto.acp.remote.head_timeout import head_timed_protocol
+
+    limits = getattr(app, "limits", ServerLimits())
     settings: dict[str, Any] = {
         "log_level": "warning",
+        "http": head_timed_protocol(limits.header_timeout),
         "ws": "websockets-sansio",
-        "ws_max_size": getattr(app, "limits", ServerLimits()).max_body_bytes,
+        "ws_max_size": limits.max_body_bytes,
         "ws_per_message_deflate": False,
         "lifespan": "on",
         # Open SSE streams would hold a graceful shutdown forever.
