@@ -1,6 +1,7 @@
 """Headline rows every SDK's report section shares (bench/python_report.py,
-bench/ts_report.py): cold start against the language's raw-parse program, and the
-end-to-end turn against the official SDK. Standard library only."""
+bench/ts_report.py, bench/a2a/a2a_report.py): cold start against the language's raw-parse
+program, the end-to-end turn against the official SDK, and each language's A2A server against
+the official SDK's. Standard library only."""
 
 from __future__ import annotations
 
@@ -33,3 +34,24 @@ def end_to_end(r, results: dict, ours: str, official: str, names: tuple[str, str
     m = r.stats([x["msgs_per_sec"] for x in mine["runs"]])["median"]
     t = r.stats([x["msgs_per_sec"] for x in theirs["runs"]])["median"]
     add(f"end to end, messages/s: {names[0]} speed-up over {names[1]}", m / t, "≥ 3×", m >= 3 * t)
+
+
+def a2a_official(median: Callable, rows: tuple[str, str], labels: tuple[str, str], goals: tuple[float, float],
+                 add: Callable) -> None:  # fmt: skip
+    """An A2A server of ours against the official SDK's server in the same language (issue 33:
+    TypeScript, issue 32: Python): p50 speed-up on SendMessage (seed 004's floor request) and
+    on the stream (goal `goals[0]`), sustained sends/s at 50 connections (goal `goals[1]`).
+    `median(row, workload, field)`: the median over trials, or None; `rows`, `labels`: ours,
+    then theirs."""
+    (mine_id, theirs_id), (name, label), (p50_goal, rps_goal) = rows, labels, goals
+    for wid, what in (("floor-request", "SendMessage p50 (seed 004's floor request)"),
+                      ("stream", "SendStreamingMessage p50 (the stream)")):  # fmt: skip
+        mine, theirs = median(mine_id, wid, "p50_ns"), median(theirs_id, wid, "p50_ns")
+        if mine and theirs:
+            add(f"A2A {what}: {name} speed-up over {label}", theirs / mine, f"≥ {p50_goal:g}×",
+                theirs / mine >= p50_goal)  # fmt: skip
+    mine_rps = median(mine_id, "concurrent", "sustained_rps")
+    their_rps = median(theirs_id, "concurrent", "sustained_rps")
+    if mine_rps and their_rps:
+        add(f"A2A sustained sends/s at 50 connections: {name} relative to {label}", mine_rps / their_rps,
+            f"≥ {rps_goal:g}×", mine_rps / their_rps >= rps_goal)  # fmt: skip

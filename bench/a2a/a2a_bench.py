@@ -50,15 +50,15 @@ PLANS = {
     # concurrent: connections, warm-up per connection, batches, requests per connection (sustained);
     # CPU probe: warm-up, seconds; card codec: iterations (after 10 % as many untimed), rounds.
     "full": {"trials": 5, "warmup": 500, "count": 3000, "stream_warmup": 200, "stream_count": 1000,
-             "large_warmup": 5, "large_count": 50,
+             "large_warmup": 5, "large_count": 50, "memory_at_once": 8,
              "connections": 50, "conc_warmup": 5, "batches": 50, "per_connection": 50,
              "cpu_warmup": 200, "cpu_seconds": 3.0, "card_count": 100000, "card_rounds": 10},
     "quick": {"trials": 3, "warmup": 100, "count": 500, "stream_warmup": 50, "stream_count": 200,
-              "large_warmup": 3, "large_count": 20,
+              "large_warmup": 3, "large_count": 20, "memory_at_once": 8,
               "connections": 50, "conc_warmup": 2, "batches": 20, "per_connection": 20,
               "cpu_warmup": 100, "cpu_seconds": 1.0, "card_count": 20000, "card_rounds": 3},
     "smoke": {"trials": 1, "warmup": 0, "count": 3, "stream_warmup": 0, "stream_count": 2,
-              "large_warmup": 0, "large_count": 1,
+              "large_warmup": 0, "large_count": 1, "memory_at_once": 2,
               "connections": 4, "conc_warmup": 1, "batches": 2, "per_connection": 2,
               "cpu_warmup": 2, "cpu_seconds": 0.2, "card_count": 10, "card_rounds": 1},
 }  # fmt: skip
@@ -302,6 +302,42 @@ def one_server(env: Env, spec: dict, client: list[str], plan: dict, clk_tck: int
     return out
 
 
+def _kib(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field):
+            return int(line[len(field) :].split()[0])
+    raise ValueError(f"no {field} in /proc/{pid}/status")
+
+
+def memory_probe(env: Env, spec: dict, client: list[str], plan: dict, pg, body_bytes: int) -> dict | None:
+    """Peak memory for maximum-size messages (issue 35's measure, as crates/cli/tests/
+    large_messages.rs takes it): on a fresh server, one floor request, then `memory_at_once`
+    large SendMessages at once on as many connections; the growth of the server's peak resident
+    memory (VmHWM, reset through clear_refs before them) over its resident memory before them,
+    relative to the bodies' total. JSON-RPC rows with one process only (not the floors)."""
+    if spec.get("floor") or spec.get("transport") == "grpc" or spec.get("replicas", 1) != 1:
+        return None
+    at_once = plan["memory_at_once"]
+    server = Server(env, spec, pg)
+    try:
+        port = ["--port", str(server.port)]
+        run_line(env, client + ["latency"] + port + ["--request", "floor", "--warmup", "0", "--count", "1"])
+        Path(f"/proc/{server.pid}/clear_refs").write_text("5")
+        before = _kib(server.pid, "VmRSS:")
+        argv = client + ["concurrent"] + port + ["--request", "large", "--connections", str(at_once)]
+        argv += ["--warmup", "0", "--batches", "1", "--per-connection", "0"]
+        run_line(env, argv + flags([DONE, ECHO], []))
+        peak = _kib(server.pid, "VmHWM:")
+        if server.exited():
+            raise env.Failure(f"{spec['id']} exited during the memory probe: {server.stop()}")
+    finally:
+        server.stop()
+    bodies = at_once * body_bytes
+    growth = max(0, peak - before) * 1024
+    return {"at_once": at_once, "body_bytes": body_bytes, "rss_before_kib": before, "hwm_kib": peak,
+            "growth_bytes": growth, "growth_per_bodies": growth / bodies}  # fmt: skip
+
+
 def card_round(env: Env, spec: dict, plan: dict, label: str, path: str) -> dict:
     count = plan["card_count"]
     argv = env.argv(spec["card"]) + ["--input", str(env.argv([path])[0]), "--count", str(count)]
@@ -344,6 +380,9 @@ def run_all(registry: dict, env: Env, plan_name: str, only: set[str] | None = No
                 env.progress(f"a2a: trial {trial + 1}/{plan['trials']} {s['id']}")
                 for wid, line in one_server(env, s, client, plan, clk_tck, pg).items():
                     runs[s["id"]].setdefault(wid, []).append(line)
+                memory = memory_probe(env, s, client, plan, pg, requests["large"]["body_bytes"])
+                if memory is not None:
+                    runs[s["id"]].setdefault("memory", []).append(memory)
         env.progress(f"a2a: servers done ({plan['trials']} trials)", done=True)
         # Instructions and allocations per request (issue 30, item 5), after the timed trials.
         if counts:
@@ -395,6 +434,8 @@ def fill_versions(results: dict, v: dict, locked_crate, py_version) -> None:
         "{a2a_protocol_sdk}": locked_crate("a2a-protocol-sdk"),
         "{a2a_sdk}": py_version("a2a-sdk"),
         "{uvicorn}": py_version("uvicorn"),
+        "{agentproto_python}": v["agentproto (python/)"],
+        "{msgspec}": v["msgspec (PyPI)"],
         "{uvicorn_impl}": impl,
         "{protobuf}": py_version("protobuf"),
         "{rustc}": v["rustc"].split(" (")[0].removeprefix("rustc "),

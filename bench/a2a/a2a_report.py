@@ -3,6 +3,8 @@ passing itself as `r` for its formatting helpers). Standard library only."""
 
 from __future__ import annotations
 
+import sdk_goals
+
 OURS = "agentproto-a2a"
 FLOOR = "floor"
 HYPER_FLOOR = "hyper-floor"
@@ -11,6 +13,15 @@ OFFICIAL_RUST = "a2a-server-lf"
 # The TypeScript rows issue 33 sets goals for: ours against the official @a2a-js/sdk.
 TS_OURS = "agentproto-a2a-ts"
 TS_OFFICIAL = "a2a-js"
+# The Python rows issue 32 sets goals for: ours against the official a2a-sdk on the same uvicorn.
+PY_OURS = "agentproto-a2a-python"
+PY_OFFICIAL = "a2a-sdk-python"
+# Per language: (our row, the official SDK's row, p50 speed-up goal, sustained sends/s goal);
+# bench/sdk_goals.py's `a2a_official` reports them.
+SDK_GOALS = ((TS_OURS, TS_OFFICIAL, 3, 5), (PY_OURS, PY_OFFICIAL, 5, 10))
+# Issue 32 (Python) and issue 35: peak memory growth for maximum-size messages at most this many
+# times the bodies in flight.
+MEMORY_BOUND = 4
 # The Rust peers issue 30 sets speed goals against (floor request and stream p50 ≥ 2×, 50
 # concurrent sends ≥ 3×).
 RUST_PEERS = (COMMUNITY, OFFICIAL_RUST)
@@ -92,21 +103,18 @@ def headline(r, results: dict) -> list[dict]:
             ratio = their_b["median"] / mine_b["median"]
             add(f"A2A 50 concurrent sends (batch time): agentproto speed-up over {ids[peer]['label']}",
                 ratio, "≥ 3×", ratio >= 3)  # fmt: skip
-    # Issue 33: the TypeScript server at least 3× faster p50 than the official @a2a-js/sdk on
-    # SendMessage and on the stream, at least 5× the sustained sends/s at 50 connections.
-    if TS_OURS in ids and TS_OFFICIAL in ids:
-        for wid, what in (("floor-request", "SendMessage p50 (seed 004's floor request)"),
-                          ("stream", "SendStreamingMessage p50 (the stream)")):  # fmt: skip
-            mine, theirs = _median(r, a2a, TS_OURS, wid, "p50_ns"), _median(r, a2a, TS_OFFICIAL, wid, "p50_ns")
-            if mine and theirs:
-                add(f"A2A {what}: agentproto (TypeScript) speed-up over {ids[TS_OFFICIAL]['label']}", theirs / mine,
-                    "≥ 3×", theirs / mine >= 3)  # fmt: skip
-        mine_rps = _median(r, a2a, TS_OURS, "concurrent", "sustained_rps")
-        their_rps = _median(r, a2a, TS_OFFICIAL, "concurrent", "sustained_rps")
-        if mine_rps and their_rps:
-            label = ids[TS_OFFICIAL]["label"]
-            add(f"A2A sustained sends/s at 50 connections: agentproto (TypeScript) relative to {label}",
-                mine_rps / their_rps, "≥ 5×", mine_rps / their_rps >= 5)  # fmt: skip
+    # Issue 33 (TypeScript) and issue 32 (Python): our server against the official SDK's.
+    median = lambda sid, wid, field: _median(r, a2a, sid, wid, field)  # noqa: E731
+    for mine_id, theirs_id, p50_goal, rps_goal in SDK_GOALS:
+        if mine_id in ids and theirs_id in ids:
+            labels = (ids[mine_id]["label"], ids[theirs_id]["label"])
+            sdk_goals.a2a_official(median, (mine_id, theirs_id), labels, (p50_goal, rps_goal), add)
+    if PY_OURS in ids:
+        grown = _median(r, a2a, PY_OURS, "memory", "growth_per_bodies")
+        if grown is not None:
+            at_once = a2a["runs"][PY_OURS]["memory"][0]["at_once"]
+            add(f"A2A peak memory growth for {at_once} maximum-size SendMessages at once: {ids[PY_OURS]['label']}, "
+                "relative to the bodies", grown, f"≤ {MEMORY_BOUND}×", grown <= MEMORY_BOUND)  # fmt: skip
     cpu_ours = _median(r, a2a, OURS, "cpu", "cpu_ns_per_request")
     cpu_hyper = _median(r, a2a, HYPER_FLOOR, "cpu", "cpu_ns_per_request")
     if cpu_ours and cpu_hyper:
@@ -319,6 +327,42 @@ def tables(r, results: dict) -> list[dict]:
             "chart": {"title": f"A2A {plan['connections']} concurrent sends, batch time (log scale)", "bars": bars},
         }
     )  # fmt: skip
+
+    # Peak memory for maximum-size messages.
+    rows = []
+    for sid in order:
+        s = trial_stat(r, a2a, sid, "memory", "growth_per_bodies")
+        if not s:
+            continue
+        last = a2a["runs"][sid]["memory"][-1]
+        growth = r.stats([line["growth_bytes"] for line in a2a["runs"][sid]["memory"]])
+        rows.append(
+            [
+                ids[sid]["label"],
+                f"{growth['median'] / (1 << 20):.1f} MiB",
+                f"{last['at_once'] * last['body_bytes'] / (1 << 20):.1f} MiB",
+                f"{s['median']:.2f}× ({s['min']:.2f}–{s['max']:.2f})",
+                f"{last['rss_before_kib'] / 1024:.1f} MiB",
+            ]
+        )
+    if rows:
+        at_once = plan.get("memory_at_once", "?")
+        out.append(
+            {
+                "id": "a2a-memory",
+                "title": f"A2A: peak memory, {at_once} maximum-size SendMessages at once",
+                "note": (
+                    f"Per trial, on a freshly started server: one floor request, then {at_once} maximum-size "
+                    f"SendMessages (EchoExecutor) at once on {at_once} connections. Growth: the server's peak "
+                    "resident memory (VmHWM, reset through /proc/<pid>/clear_refs just before) less its resident "
+                    "memory before them; relative to the request bodies' total (issue 35's measure; goal for "
+                    f"agentproto: ≤ {MEMORY_BOUND}×). What a store keeps of the messages counts. JSON-RPC rows with "
+                    "one process; the floors are left out. Shown: median over trials (min–max)."
+                ),
+                "header": ["server", "peak growth", "bodies", "growth / bodies (min–max)", "resident before"],
+                "rows": rows,
+            }
+        )
 
     # CPU per request.
     rows = []
