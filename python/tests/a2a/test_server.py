@@ -76,6 +76,22 @@ def test_the_card_has_an_etag_and_answers_304_when_it_matches(demo: ServerThread
     assert again.status == 304 and again.body == b"" and again.headers["etag"] == etag
 
 
+def test_the_card_has_a_last_modified_and_answers_304_to_if_modified_since(demo: ServerThread) -> None:
+    first = exchange(demo.port, request_bytes("GET", "/.well-known/agent-card.json", {}, None, demo.port))
+    modified = first.headers["last-modified"]
+    assert modified.endswith(" GMT")
+    path = "/.well-known/agent-card.json"
+    same = exchange(demo.port, request_bytes("GET", path, {"If-Modified-Since": modified}, None, demo.port))
+    assert same.status == 304 and same.body == b"" and same.headers["last-modified"] == modified
+    old = {"If-Modified-Since": "Mon, 01 Jan 2001 00:00:00 GMT"}
+    assert exchange(demo.port, request_bytes("GET", path, old, None, demo.port)).status == 200
+    # If-None-Match decides when both are sent: a stale tag is a full answer whatever the date.
+    both = {"If-None-Match": '"stale"', "If-Modified-Since": modified}
+    assert exchange(demo.port, request_bytes("GET", path, both, None, demo.port)).status == 200
+    garbled = {"If-Modified-Since": "not a date"}
+    assert exchange(demo.port, request_bytes("GET", path, garbled, None, demo.port)).status == 200
+
+
 def test_a_body_over_the_limit_is_refused_with_413_on_both_bindings() -> None:
     with serve(DemoAgent(), max_body_bytes=100) as server:
         body = b'{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"' + b"x" * 200 + b'"}}'

@@ -12,8 +12,10 @@ hypercorn, granian).
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import hashlib
 import inspect
+import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -67,6 +69,8 @@ class A2aApp:
         self.options = core.options
         self._card = encode(core.card)
         self._etag = '"' + hashlib.sha256(self._card).hexdigest()[:32] + '"'
+        self._modified = int(time.time())
+        self._last_modified = email.utils.formatdate(self._modified, usegmt=True)
         self._missing = MissingVersion.V1_0 if self.options.lenient_version else MissingVersion.V0_3
         self._rest_prefix = self.options.rest_prefix.rstrip("/")
 
@@ -127,10 +131,10 @@ class A2aApp:
     async def _card_answer(self, headers: dict[str, str], send: Send, head: bool) -> None:
         cache = [
             (b"etag", self._etag.encode()),
+            (b"last-modified", self._last_modified.encode()),
             (b"cache-control", f"public, max-age={self.options.card_max_age}".encode()),
         ]
-        wanted = headers.get("if-none-match")
-        if wanted is not None and (wanted.strip() == "*" or self._etag in [w.strip() for w in wanted.split(",")]):
+        if self._card_fresh(headers):
             await _answer(send, 304, b"", cache)
             return
         if head:
@@ -139,6 +143,20 @@ class A2aApp:
             await send({"type": "http.response.body", "body": b""})
             return
         await _answer(send, 200, self._card, [_JSON, *cache])
+
+    def _card_fresh(self, headers: dict[str, str]) -> bool:
+        """Whether the caller's copy of the card is current (RFC 9110 §13.2.2: `If-None-Match`
+        decides when present, `If-Modified-Since` otherwise; the card changes only at start)."""
+        wanted = headers.get("if-none-match")
+        if wanted is not None:
+            return wanted.strip() == "*" or self._etag in [w.strip() for w in wanted.split(",")]
+        since = headers.get("if-modified-since")
+        if since is None:
+            return False
+        try:
+            return email.utils.parsedate_to_datetime(since).timestamp() >= self._modified
+        except (TypeError, ValueError):
+            return False
 
     async def _authenticate(self, headers: dict[str, str]) -> Principal | None:
         hook = self.options.authenticate
