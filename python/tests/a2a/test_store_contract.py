@@ -1,6 +1,7 @@
 """The store contract (`agentproto.a2a.store.Store`), run against every store: add a
 factory to `STORES` and the whole suite runs on it (the SQLite store runs on a fresh
-temporary file per test; PostgreSQL would plug in the same way)."""
+temporary file per test, PostgreSQL on a fresh database of one server started for the
+session, skipped only when PostgreSQL is not installed)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from agentproto.a2a.generated.v1 import (
     TaskStatusUpdateEvent,
 )
 from agentproto.a2a.memory_store import MemoryStore
+from agentproto.a2a.postgres_store import PostgresStore
 from agentproto.a2a.sqlite_store import SqliteStore
 from agentproto.a2a.store import (
     Commit,
@@ -33,6 +35,8 @@ from agentproto.a2a.store import (
     TaskNotFound,
     TurnLease,
 )
+from tests.a2a import postgres_cluster
+from tests.a2a.postgres_cluster import postgres_session  # noqa: F401  (stops the server at the end)
 
 StoreFactory = Callable[[], Awaitable[Store]]
 
@@ -52,7 +56,12 @@ async def sqlite() -> Store:
     return await SqliteStore.open(f"{_FILES.name}/tasks-{_opened}.db")
 
 
-STORES: dict[str, StoreFactory] = {"memory": memory, "sqlite": sqlite}
+async def postgres() -> Store:
+    """A fresh database on the session's PostgreSQL server (`postgres_cluster`)."""
+    return await PostgresStore.open(postgres_cluster.database(), max_connections=4)
+
+
+STORES: dict[str, StoreFactory] = {"memory": memory, "sqlite": sqlite, "postgres": postgres}
 
 
 def run(body: Callable[[Store], Coroutine[Any, Any, None]]) -> Callable[[str], None]:

@@ -1,0 +1,122 @@
+"""What the PostgreSQL store does beyond the store contract (`test_store_contract.py` runs
+that on it): the Rust store's schema, several store instances on one database, the
+notices a commit sends, retention."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from pathlib import Path
+
+from agentproto.a2a.generated.v1 import StreamResponse, Task, TaskState, TaskStatus, TaskStatusUpdateEvent
+from agentproto.a2a.postgres_schema import MIGRATION_LOCK, MIGRATIONS
+from agentproto.a2a.postgres_store import NOTIFY_CHANNEL, PostgresStore, notice_payload
+from agentproto.a2a.store import Commit, Conflict, TaskExists, TaskKey
+from tests.a2a import postgres_cluster
+from tests.a2a.postgres_cluster import postgres_session  # noqa: F401  (stops the server at the end)
+
+RUST_SCHEMA = Path(__file__).resolve().parents[3] / "crates" / "a2a" / "src" / "store" / "postgres" / "schema.rs"
+
+
+def task(id: str, state: TaskState, ts: str = "2026-01-01T00:00:00Z") -> Task:
+    return Task(id=id, context_id="c", status=TaskStatus(state=state, timestamp=ts))
+
+
+def status(id: str, state: TaskState) -> StreamResponse:
+    return StreamResponse(
+        status_update=TaskStatusUpdateEvent(task_id=id, context_id="c", status=TaskStatus(state=state))
+    )
+
+
+def test_the_schema_is_the_rust_stores() -> None:
+    source = RUST_SCHEMA.read_text()
+    scripts = re.findall(r'const SCHEMA_V\d+: &str = r#"(.*?)"#;', source, re.DOTALL)
+    assert tuple(scripts) == MIGRATIONS
+    lock = re.search(r"const MIGRATION_LOCK: i64 = (0x[0-9a-f_]+);", source)
+    assert lock is not None and int(lock.group(1).replace("_", ""), 16) == MIGRATION_LOCK
+
+
+def test_a_long_key_is_noticed_without_a_name() -> None:
+    assert json.loads(notice_payload(TaskKey("acme", 't"1'), 7)) == {"tenant": "acme", "id": 't"1', "last_seq": 7}
+    assert json.loads(notice_payload(TaskKey("", "x" * 9000), 3)) == {"tenant": None, "id": None, "last_seq": 3}
+
+
+async def test_two_stores_on_one_database_commit_each_version_once() -> None:
+    dsn = postgres_cluster.database()
+    a, b = await PostgresStore.open(dsn), await PostgresStore.open(dsn)  # the second finds the schema migrated
+    try:
+        key = TaskKey("", "t")
+        created = await asyncio.gather(
+            a.commit(
+                Commit(
+                    key,
+                    task("t", TaskState.SUBMITTED),
+                    None,
+                    [(StreamResponse(task=task("t", TaskState.SUBMITTED)), False)],
+                )
+            ),
+            b.commit(Commit(key, task("t", TaskState.SUBMITTED), None)),
+            return_exceptions=True,
+        )
+        assert sum(isinstance(outcome, TaskExists) for outcome in created) == 1
+        # 20 writers, each from a different store, all expecting version 1 (or 0 if b won).
+        version = (await a.get_task(key)).version  # type: ignore[union-attr]
+        writes = [
+            (a if i % 2 else b).commit(
+                Commit(key, task("t", TaskState.WORKING), version, [(status("t", TaskState.WORKING), False)])
+            )
+            for i in range(20)
+        ]
+        outcomes = await asyncio.gather(*writes, return_exceptions=True)
+        won = [o for o in outcomes if not isinstance(o, BaseException)]
+        assert len(won) == 1 and all(isinstance(o, Conflict) for o in outcomes if o not in won)
+        page = await b.read_events(key, 0, 100)
+        assert [e.seq for e in page.events] == list(range(1, len(page.events) + 1))
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_a_commit_with_events_notifies_once_it_commits() -> None:
+    dsn = postgres_cluster.database()
+    store = await PostgresStore.open(dsn)
+    heard: asyncio.Queue[str] = asyncio.Queue()
+    import asyncpg  # type: ignore[import-untyped,unused-ignore]
+
+    listener = await asyncpg.connect(dsn)
+    try:
+        await listener.add_listener(NOTIFY_CHANNEL, lambda _c, _pid, _ch, payload: heard.put_nowait(payload))
+        key = TaskKey("acme", "n1")
+        first = StreamResponse(task=task("n1", TaskState.SUBMITTED))
+        await store.commit(Commit(key, task("n1", TaskState.SUBMITTED), None, [(first, False)]))
+        assert json.loads(await asyncio.wait_for(heard.get(), 5)) == {"tenant": "acme", "id": "n1", "last_seq": 1}
+        # A commit without events (a lease change) sends nothing; the next one with events does.
+        await store.commit(Commit(key, task("n1", TaskState.SUBMITTED), 1, []))
+        await store.commit(
+            Commit(key, task("n1", TaskState.WORKING), 2, [(status("n1", TaskState.WORKING), False)] * 2)
+        )
+        assert json.loads(await asyncio.wait_for(heard.get(), 5))["last_seq"] == 3
+        assert heard.empty()
+    finally:
+        await listener.close()
+        await store.close()
+
+
+async def test_retention_purges_old_finished_tasks_only() -> None:
+    store = await PostgresStore.open(postgres_cluster.database())
+    try:
+        for i, state in enumerate([TaskState.COMPLETED, TaskState.WORKING, TaskState.FAILED, TaskState.COMPLETED]):
+            ts = "2026-01-01T00:00:00Z" if i < 3 else "2026-06-01T00:00:00Z"
+            key = TaskKey("", f"r{i}")
+            await store.commit(
+                Commit(key, task(key.id, state, ts), None, [(StreamResponse(task=task(key.id, state, ts)), False)])
+            )
+        before = 1767225600000 + 1000  # 2026-01-01T00:00:01Z
+        assert await store.purge_terminal(before, limit=1) == 1
+        assert await store.purge_terminal(before) == 1
+        assert await store.purge_terminal(before) == 0
+        left = [k for k in ("r0", "r1", "r2", "r3") if await store.get_task(TaskKey("", k)) is not None]
+        assert left == ["r1", "r3"]
+    finally:
+        await store.close()
