@@ -144,9 +144,10 @@ class DemoAgent:
         await updater.complete()
 
 
-def card(base: str, rest_prefix: str = "/a2a/rest") -> AgentCard:
+def card(base: str, rest_prefix: str = "/a2a/rest", grpc: str | None = None) -> AgentCard:
     """The demo agent's card for a server at `base` (`http://127.0.0.1:8080`): JSON-RPC
-    at `/`, HTTP+JSON at `rest_prefix`, both A2A 1.0."""
+    at `/`, HTTP+JSON at `rest_prefix`, and gRPC at `grpc` (`HOST:PORT`) when given; all
+    A2A 1.0."""
     base = base.rstrip("/")
     skill = AgentSkill(
         id="echo",
@@ -161,6 +162,7 @@ def card(base: str, rest_prefix: str = "/a2a/rest") -> AgentCard:
         supported_interfaces=[
             AgentInterface(url=f"{base}/", protocol_binding="JSONRPC", protocol_version="1.0"),
             AgentInterface(url=base + rest_prefix.rstrip("/"), protocol_binding="HTTP+JSON", protocol_version="1.0"),
+            *([] if grpc is None else [AgentInterface(url=grpc, protocol_binding="GRPC", protocol_version="1.0")]),
         ],
         version=__version__,
         capabilities=AgentCapabilities(streaming=True, push_notifications=True),

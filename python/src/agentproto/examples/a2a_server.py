@@ -9,7 +9,8 @@ Needs the `agentproto[a2a-server]` extra (uvicorn). Port 0 picks a free port; on
 accepts connections it prints `agentproto a2a_server: listening on http://HOST:PORT …`
 on stdout. `--memory` keeps tasks in a bounded in-memory store (the default); `--db FILE`
 keeps them in the durable SQLite store at FILE (created when missing), so that they
-outlive the process. Push configs may name public addresses only, unless
+outlive the process. `--grpc-listen HOST:PORT` serves the gRPC binding there too (the
+card names it; needs the `agentproto[grpc]` extra). Push configs may name public addresses only, unless
 `--push-allow-private` (loopback and private networks too: tests, local receivers). Ctrl-C or SIGTERM stops it.
 """
 
@@ -19,6 +20,7 @@ import argparse
 import asyncio
 import socket
 import sys
+from typing import Any
 
 from agentproto.a2a.demo import DemoAgent, card
 from agentproto.a2a.memory_store import MemoryStore
@@ -44,6 +46,9 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="let push configs name loopback and private addresses (tests, local receivers)",
     )
+    parser.add_argument(
+        "--grpc-listen", metavar="HOST:PORT", help="also serve the gRPC binding there (needs agentproto[grpc])"
+    )
     parser.add_argument("--delay", type=float, default=2.0, help="seconds the delayed TCK scenarios wait")
     return parser.parse_args(argv)
 
@@ -64,8 +69,20 @@ async def serve(args: argparse.Namespace) -> None:
     base = (args.public_url or f"http://{where}").rstrip("/")
     guard = PushGuard.permissive() if args.push_allow_private else PushGuard()
     options = ServerOptions(rest_prefix=args.rest_prefix, lenient_version=args.lenient_version, push_guard=guard)
+    grpc_server: Any = None
+    grpc_at: str | None = None
+    if args.grpc_listen:
+        from agentproto.a2a.server.grpc_server import listen_grpc
+
+        grpc_server, grpc_port = listen_grpc(args.grpc_listen, max_message_bytes=options.max_body_bytes)
+        grpc_at = f"{args.grpc_listen.rpartition(':')[0]}:{grpc_port}"
     store: Store = MemoryStore() if args.db is None else await SqliteStore.open(args.db)
-    app = create_app(DemoAgent(args.delay), card(base, args.rest_prefix), store=store, options=options)
+    app = create_app(DemoAgent(args.delay), card(base, args.rest_prefix, grpc_at), store=store, options=options)
+    if grpc_server is not None:
+        from agentproto.a2a.server.grpc_server import grpc_handler
+
+        grpc_server.add_generic_rpc_handlers((grpc_handler(app.core),))
+        await grpc_server.start()
     # Open streams would hold a shutdown up forever: they are cut after a few seconds.
     config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False, timeout_graceful_shutdown=3)
     server = uvicorn.Server(config)
@@ -75,12 +92,15 @@ async def serve(args: argparse.Namespace) -> None:
     if server.started:
         print(
             f"agentproto a2a_server: listening on http://{where} (card {base}/.well-known/agent-card.json,"
-            f" store {'memory' if args.db is None else 'sqlite ' + args.db})"
+            f" store {'memory' if args.db is None else 'sqlite ' + args.db}"
+            f"{'' if grpc_at is None else ', gRPC on ' + grpc_at})"
         )
         sys.stdout.flush()
     try:
         await started
     finally:
+        if grpc_server is not None:
+            await grpc_server.stop(grace=1.0)
         await store.close()
 
 

@@ -25,7 +25,7 @@ from agentproto.a2a.errors import A2aError, ErrorKind
 from agentproto.a2a.executor import AgentExecutor, Principal
 from agentproto.a2a.generated.v1 import OPERATIONS, AgentCard, Operation
 from agentproto.a2a.memory_store import MemoryStore
-from agentproto.a2a.server.core import CallContext, ServerOptions, StreamEvent
+from agentproto.a2a.server.core import CallContext, ServerOptions, StreamEvent, call_context
 from agentproto.a2a.server.turns import Core
 from agentproto.a2a.store import Store
 from agentproto.a2a.tasks import Gap
@@ -201,18 +201,7 @@ class A2aApp:
             await _answer(send, aip.http_status, aip.body(), [_JSON])
 
     def _context(self, request: Any, principal: Principal | None, headers: dict[str, str]) -> CallContext:
-        tenant: str = getattr(request, "tenant", "")
-        if principal is not None and principal.tenant is not None:
-            if tenant and tenant != principal.tenant:
-                raise A2aError(ErrorKind.PERMISSION_DENIED, f"this caller may not act for tenant {tenant!r}")
-            tenant = principal.tenant
-        last: int | None = None
-        given = headers.get("last-event-id")
-        if given is not None and given.strip():
-            if not given.strip().isdigit():
-                raise A2aError(ErrorKind.INVALID_REQUEST, "Last-Event-ID must be an event id this server sent")
-            last = int(given.strip())
-        return CallContext(tenant=tenant, principal=principal, headers=headers, last_event_id=last)
+        return call_context(request, principal, headers)
 
     async def _run(self, cx: CallContext, operation: Operation, request: Any) -> Any:
         if OPERATIONS[operation].streaming:

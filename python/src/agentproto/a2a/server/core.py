@@ -102,6 +102,23 @@ class ServerOptions:
     the store's outbox)."""
 
 
+def call_context(request: Any, principal: Principal | None, headers: Mapping[str, str]) -> CallContext:
+    """The context of a call: the tenant from the request (the caller's own when the auth
+    hook gave it one; another one named is refused), the caller, and `Last-Event-ID`."""
+    tenant: str = getattr(request, "tenant", "")
+    if principal is not None and principal.tenant is not None:
+        if tenant and tenant != principal.tenant:
+            raise A2aError(ErrorKind.PERMISSION_DENIED, f"this caller may not act for tenant {tenant!r}")
+        tenant = principal.tenant
+    last: int | None = None
+    given = headers.get("last-event-id")
+    if given is not None and given.strip():
+        if not given.strip().isdigit():
+            raise A2aError(ErrorKind.INVALID_REQUEST, "Last-Event-ID must be an event id this server sent")
+        last = int(given.strip())
+    return CallContext(tenant=tenant, principal=principal, headers=headers, last_event_id=last)
+
+
 def invalid(path: str, expected: str) -> A2aError:
     error = A2aError(ErrorKind.INVALID_PARAMS, f"Invalid parameters at {path}: expected {expected}")
     return error.with_metadata("path", path).with_metadata("expected", expected)
