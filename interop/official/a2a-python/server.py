@@ -8,8 +8,10 @@ Serves, on 127.0.0.1 only:
 The agent executor follows the a2a-tck SUT contract: behaviour is chosen by the
 longest matching `messageId` prefix (see interop/official/a2a-python/README.md).
 
-Usage: server.py --port P      (P = 0 picks a free port)
-Prints `LISTENING <port>` on stdout (flushed) once it accepts connections.
+Usage: server.py --port P [--grpc-port G]     (0 picks a free port)
+Prints `LISTENING <port>` on stdout (flushed) once it accepts connections. With
+`--grpc-port`, the SDK's gRPC binding (`GrpcHandler` on `grpc.aio`) is served on that port
+too, named in the card, and `GRPC <port>` is printed before `LISTENING`.
 """
 
 from __future__ import annotations
@@ -140,7 +142,12 @@ def _artifact_event(
     )
 
 
-def agent_card(base: str) -> AgentCard:
+def agent_card(base: str, grpc_at: str | None = None) -> AgentCard:
+    grpc_interfaces = (
+        []
+        if grpc_at is None
+        else [AgentInterface(url=grpc_at, protocol_binding="GRPC", protocol_version="1.0")]
+    )
     return AgentCard(
         name="agentproto interop (a2a-sdk python)",
         description="a2a-tck SUT contract on the official Python SDK",
@@ -156,6 +163,7 @@ def agent_card(base: str) -> AgentCard:
                 protocol_binding="HTTP+JSON",
                 protocol_version="1.0",
             ),
+            *grpc_interfaces,
         ],
         capabilities=AgentCapabilities(streaming=True, push_notifications=True),
         default_input_modes=["text/plain"],
@@ -171,14 +179,20 @@ def agent_card(base: str) -> AgentCard:
     )
 
 
-def build_app(port: int) -> Starlette:
-    card = agent_card(f"http://127.0.0.1:{port}")
+def build_app(port: int, grpc_server: object = None, grpc_port: int = 0) -> Starlette:
+    grpc_at = None if grpc_server is None else f"127.0.0.1:{grpc_port}"
+    card = agent_card(f"http://127.0.0.1:{port}", grpc_at)
     handler = DefaultRequestHandler(
         agent_executor=TckExecutor(),
         task_store=InMemoryTaskStore(),
         agent_card=card,
         push_config_store=InMemoryPushNotificationConfigStore(),
     )
+    if grpc_server is not None:
+        from a2a.server.request_handlers.grpc_handler import GrpcHandler
+        from a2a.types import a2a_pb2_grpc
+
+        a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), grpc_server)
     # Order matters: the REST routes end with a catch-all `/{tenant}` Mount.
     routes = [
         *create_agent_card_routes(card),
@@ -188,15 +202,25 @@ def build_app(port: int) -> Starlette:
     return Starlette(routes=routes)
 
 
-async def serve(port: int) -> None:
+async def serve(port: int, grpc_port: int | None = None) -> None:
     # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY on accepted connections only when the
     # listening socket says it is TCP; without it every response waits ~40 ms (Nagle).
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
     port = sock.getsockname()[1]
+    grpc_server = None
+    if grpc_port is not None:
+        import grpc.aio
+
+        grpc_server = grpc.aio.server()
+        grpc_port = grpc_server.add_insecure_port(f"127.0.0.1:{grpc_port}")
+    app = build_app(port, grpc_server, grpc_port or 0)
+    if grpc_server is not None:
+        await grpc_server.start()
+        print(f"GRPC {grpc_port}", flush=True)
     config = uvicorn.Config(
-        build_app(port),
+        app,
         log_level="warning",
         lifespan="off",
         timeout_graceful_shutdown=1,
@@ -218,10 +242,11 @@ async def serve(port: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--grpc-port", type=int, default=None)
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(args.port))
+        asyncio.run(serve(args.port, args.grpc_port))
 
 
 if __name__ == "__main__":
