@@ -22,7 +22,7 @@ venv: $(VENV)/.installed ## The project-local Python environment: .ci/requiremen
 $(VENV)/.installed: .ci/requirements.txt bench/requirements.txt python/pyproject.toml
 	test -x $(VENV)/bin/python || python3 -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r .ci/requirements.txt
-	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e ./python
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e './python[grpc]'
 	touch $@
 
 node-deps: $(foreach d,$(NODE_DIRS),$(d)/node_modules/.package-lock.json) ## npm ci in every Node package folder (pinned by its package-lock.json)

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from agentproto.a2a.client import PeerError, fetch_card
+from agentproto.a2a.client import A2aClient, PeerError, fetch_card
 from agentproto.a2a.client.grpc_client import A2aGrpcClient
 from agentproto.a2a.errors import ErrorKind
 from agentproto.a2a.generated.v1 import (
@@ -118,13 +118,17 @@ def test_the_official_client_against_our_python_grpc_server(python_grpc_server: 
     assert {"cancel-terminal", "get-missing"} <= names
 
 
-def test_the_card_names_the_grpc_interface(python_grpc_server: tuple[str, str]) -> None:
+def test_the_card_names_the_grpc_interface_and_connect_finds_it(python_grpc_server: tuple[str, str]) -> None:
     base, at = python_grpc_server
 
     async def main() -> None:
         card = await fetch_card(base, timeout=10)
         grpc = [i for i in card.supported_interfaces if i.protocol_binding == "GRPC"]
         assert [(i.url, i.protocol_version) for i in grpc] == [(at, "1.0")]
+        async with await A2aClient.connect(base, binding="GRPC", timeout=10) as client:
+            assert isinstance(client, A2aGrpcClient) and client.url == at
+            sent = await client.send_message(_send("hello", "m-connect"))
+            assert isinstance(sent.task, Task) and sent.task.status.state is TaskState.COMPLETED
 
     asyncio.run(asyncio.wait_for(main(), BOUND))
 

@@ -175,12 +175,18 @@ class A2aClient:
     @classmethod
     async def connect(cls, base_url: str, *, binding: str | None = None, **options: Any) -> A2aClient:
         """A client for the agent whose card is at `base_url`: the card's first A2A 1.0
-        interface of `binding` (any of JSON-RPC and HTTP+JSON when not given)."""
+        interface of `binding` (any of JSON-RPC and HTTP+JSON when not given; `GRPC`, with
+        the `grpc` extra installed, gives an `A2aGrpcClient`)."""
         card = await fetch_card(base_url, timeout=options.get("timeout", 30.0))
         for interface in card.supported_interfaces:
             wanted = binding is None or interface.protocol_binding == binding
             if wanted and interface.protocol_binding in BINDINGS and interface.protocol_version.startswith("1."):
                 return cls(interface.url, interface.protocol_binding, **options)
+            if binding == "GRPC" and wanted and interface.protocol_version.startswith("1."):
+                # Only when asked for: gRPC needs the `grpc` extra.
+                from agentproto.a2a.client.grpc_client import A2aGrpcClient
+
+                return A2aGrpcClient(interface.url, **{k: v for k, v in options.items() if k != "http"})
         raise ClientError(f"the agent card at {base_url} offers no A2A 1.0 interface this client speaks")
 
     async def __aenter__(self) -> Self:
