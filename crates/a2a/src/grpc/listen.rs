@@ -42,6 +42,9 @@ use crate::server::watch::{Protocol, Watch, Watchdog};
 #[derive(Clone)]
 pub(crate) struct GrpcConn {
     pub(crate) watch: Arc<Watch>,
+    /// Closes the connection: for the stream budget, which frees the frames h2 holds for
+    /// a subscriber cut off while its client does not read (see `grpc/server.rs`).
+    pub(crate) close: CancellationToken,
 }
 
 /// Serves `service` on `listener` (HTTP/2 without TLS) within `limits` until `shutdown`
@@ -93,6 +96,8 @@ struct GrpcIo {
     dog: Watchdog,
     limits: ConnLimits,
     shutdown: Pin<Box<WaitForCancellationFutureOwned>>,
+    /// Fires when a subscriber of this connection was cut off holding frames.
+    closed: Pin<Box<WaitForCancellationFutureOwned>>,
     /// When the connection must be closed, once the shutdown has begun.
     close_by: Option<Instant>,
     _slot: OwnedSemaphorePermit,
@@ -101,9 +106,11 @@ struct GrpcIo {
 impl GrpcIo {
     fn new(stream: TcpStream, limits: ConnLimits, shutdown: CancellationToken, slot: OwnedSemaphorePermit) -> Self {
         let watch = Watch::new(Protocol::Http2);
+        let close = CancellationToken::new();
         GrpcIo {
             stream,
-            conn: GrpcConn { watch: Arc::clone(&watch) },
+            closed: Box::pin(close.clone().cancelled_owned()),
+            conn: GrpcConn { watch: Arc::clone(&watch), close },
             dog: Watchdog::new(watch, limits),
             limits,
             shutdown: Box::pin(shutdown.cancelled_owned()),
@@ -112,10 +119,14 @@ impl GrpcIo {
         }
     }
 
-    /// Whether the connection must close now: its phase ran out, or the shutdown's
-    /// deadline for it has come. Otherwise the timer is set for the next deadline.
+    /// Whether the connection must close now: its phase ran out, the shutdown's
+    /// deadline for it has come, or the stream budget closed it. Otherwise the timer is
+    /// set for the next deadline.
     fn ran_out(&mut self, cx: &mut Context<'_>) -> bool {
         self.conn.watch.park_reader(cx);
+        if self.closed.as_mut().poll(cx).is_ready() {
+            return true;
+        }
         if self.close_by.is_none() && self.shutdown.as_mut().poll(cx).is_ready() {
             let watch = &self.conn.watch;
             let now = Instant::now();

@@ -10,6 +10,14 @@
 //! answers are encoded as protobuf (a value a store holds only as ProtoJSON is decoded
 //! once first); streams send one `StreamResponse` per event.
 //!
+//! A streamed event's charge against the stream budget (see [`crate::stream::Charge`])
+//! is kept until h2 drops the data frame it was encoded into, as on the SSE bindings:
+//! tonic encodes the events it takes into one buffer and hands that buffer on whole, so
+//! the charges of the events taken since the last data frame ride on the next one
+//! ([`ChargedBody`]). They are bound to the connection's closer: a subscriber cut off
+//! while h2 holds its frames (its client reads nothing, so they are never written) has
+//! its connection closed, the one way to free them.
+//!
 //! How a stream ends when the core cannot go on: an error is the stream's status; a
 //! reader too slow for the event buffer gets `ABORTED` and one whose resume point is
 //! no longer in the log gets `DATA_LOSS` — both resubscribe, and `SubscribeToTask`
@@ -19,8 +27,12 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http_body::Frame;
+use tokio_util::sync::CancellationToken;
 
 use futures::{Stream, StreamExt};
 use tonic::server::{Grpc, NamedService, ServerStreamingService, UnaryService};
@@ -44,6 +56,7 @@ use crate::server::core::{Answer, Core, StreamOut};
 use crate::server::layers::Authentication;
 use crate::server::watch::Tracked;
 use crate::store::{Body, EventBody};
+use crate::stream::{ride, Charge};
 use crate::v1::{Operation, Request};
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -158,7 +171,14 @@ impl<E: AgentExecutor> GrpcService<E> {
             let mut grpc = Grpc::new(ProtoCodec::new(op, read_request, table))
                 .max_decoding_message_size(limit)
                 .max_encoding_message_size(usize::MAX);
-            Ok(if op.streaming() { grpc.server_streaming(call, req).await } else { grpc.unary(call, req).await })
+            if !op.streaming() {
+                return Ok(grpc.unary(call, req).await);
+            }
+            let mut response = grpc.server_streaming(call, req).await;
+            Ok(match response.extensions_mut().remove::<Charges>() {
+                Some(charges) => response.map(|inner| tonic::body::Body::new(ChargedBody { inner, charges })),
+                None => response,
+            })
         })
     }
 }
@@ -256,6 +276,7 @@ impl<E: AgentExecutor> ServerStreamingService<Incoming> for Call<E> {
 
     fn call(&mut self, request: GrpcRequest<Incoming>) -> Self::Future {
         let call = Call { shared: Arc::clone(&self.shared), op: self.op };
+        let closer = request.extensions().get::<GrpcConn>().map(|conn| conn.close.clone());
         Box::pin(async move {
             let table = call.shared.table;
             let shutdown = call.shared.core.shutdown.clone();
@@ -276,12 +297,19 @@ impl<E: AgentExecutor> ServerStreamingService<Incoming> for Call<E> {
             if let Some(StreamOut::Error(e)) = &first {
                 return Err(status(e, table));
             }
+            let charges = Charges::default();
+            let taken = charges.clone();
             let items = futures::stream::iter(first)
                 .chain(events)
                 .take_until(async move { shutdown.cancelled().await })
                 // An error ends the call: tonic sends it as the trailers and stops.
-                .map(move |item| event(item, table));
-            Ok(GrpcResponse::new(Box::pin(items) as Events))
+                .map(move |mut item| {
+                    taken.add(item.take_charge(), closer.as_ref());
+                    event(item, table)
+                });
+            let mut response = GrpcResponse::new(Box::pin(items) as Events);
+            response.extensions_mut().insert(charges);
+            Ok(response)
         })
     }
 }
@@ -297,5 +325,62 @@ fn event(item: StreamOut, table: ErrorTable) -> Result<Vec<u8>, Status> {
             Err(Status::aborted("this reader fell behind the task's events; subscribe again to resume"))
         }
         StreamOut::Error(e) => Err(status(&e, table)),
+    }
+}
+
+/// The charges of the events a streaming call's encoder has taken and not yet handed on
+/// in a data frame (a response extension, from the call to [`GrpcService::answer`]).
+#[derive(Clone, Default)]
+struct Charges(Arc<Mutex<Vec<Charge>>>);
+
+impl Charges {
+    /// Keeps `charge` (bound to the connection's closer) for the next data frame.
+    fn add(&self, charge: Charge, closer: Option<&CancellationToken>) {
+        if charge.bytes() == 0 {
+            return;
+        }
+        if let Some(closer) = closer {
+            charge.bind(closer);
+        }
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).push(charge);
+    }
+
+    fn take(&self) -> Vec<Charge> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+/// A streaming call's response body whose data frames carry the charges of the events
+/// encoded into them. tonic takes events from the stream and encodes them into its
+/// buffer until it hands the whole buffer on as one frame, so every charge taken before
+/// a frame belongs to an event in it (or in one before it, already handed on).
+struct ChargedBody {
+    inner: tonic::body::Body,
+    charges: Charges,
+}
+
+impl http_body::Body for ChargedBody {
+    type Data = Bytes;
+    type Error = Status;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Status>>> {
+        let polled = Pin::new(&mut self.inner).poll_frame(cx);
+        let Poll::Ready(Some(Ok(frame))) = polled else { return polled };
+        let frame = frame.map_data(|data| {
+            let mut charges = self.charges.take();
+            if let [charge] = charges.as_mut_slice() {
+                charge.resize(data.len()); // one event and its 5-byte prefix
+            }
+            ride(data, charges)
+        });
+        Poll::Ready(Some(Ok(frame)))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
     }
 }

@@ -44,6 +44,8 @@ mod queue;
 mod tests;
 
 pub use hub::{EventHub, HubOptions};
+#[cfg(feature = "server")]
+pub(crate) use queue::ride;
 pub use queue::Charge;
 
 /// How many events a subscription reads from the store at a time.

@@ -285,6 +285,26 @@ impl Charge {
     }
 }
 
+/// `frame`'s bytes, keeping `charges` counted until hyper (or h2) drops the last of them.
+pub(crate) fn ride(frame: bytes::Bytes, charges: Vec<Charge>) -> bytes::Bytes {
+    if charges.iter().all(|c| c.bytes == 0) {
+        return frame; // nothing counted: no owner needed
+    }
+    bytes::Bytes::from_owner(Riding { frame, _charges: charges })
+}
+
+/// The owner of a charged frame's bytes.
+struct Riding {
+    frame: bytes::Bytes,
+    _charges: Vec<Charge>,
+}
+
+impl AsRef<[u8]> for Riding {
+    fn as_ref(&self) -> &[u8] {
+        &self.frame
+    }
+}
+
 impl Drop for Charge {
     fn drop(&mut self) {
         if let Some(queue) = self.queue.take() {

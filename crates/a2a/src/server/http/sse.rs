@@ -9,7 +9,7 @@
 
 use super::*;
 use crate::server::listen::ConnectionCloser;
-use crate::stream::Charge;
+use crate::stream::{ride, Charge};
 
 /// One SSE event: an optional `id:` and `event:` line, then the data (one JSON text, so
 /// one `data:` line), then a blank line.
@@ -77,19 +77,7 @@ fn held(frame: Bytes, mut charge: Charge, closer: Option<&ConnectionCloser>) -> 
     if let Some(closer) = closer {
         charge.bind(&closer.0);
     }
-    Bytes::from_owner(Held { frame, _charge: charge })
-}
-
-/// The owner of a charged frame's bytes.
-struct Held {
-    frame: Bytes,
-    _charge: Charge,
-}
-
-impl AsRef<[u8]> for Held {
-    fn as_ref(&self) -> &[u8] {
-        &self.frame
-    }
+    ride(frame, vec![charge])
 }
 
 pub(super) enum Tick {
