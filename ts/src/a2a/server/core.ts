@@ -69,7 +69,10 @@ export function invalid(path: string, expected: string): A2aError {
 /** The binding-neutral A2A server. */
 export class A2aCore {
   readonly tasks: Tasks;
+  /** The newest turn running on each task here (by `keyOf`), while any of its turns runs. */
   readonly running = new Map<string, Running>();
+  /** How many turns run on each task here: a follow-up may start one beside another. */
+  readonly turns = new Map<string, number>();
   /** Aborts every running turn at shutdown. */
   readonly shutdown = new AbortController();
   /** This server's id as the owner of turn leases. */

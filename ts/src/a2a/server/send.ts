@@ -52,8 +52,10 @@ export async function send(core: A2aCore, cx: CallContext, req: SendMessageReque
   return { kind: "value", value: { task: view(rec.task, history) } };
 }
 
-/** The existing task a message names (live, in the message's context, with no turn
- * running: one turn per task at a time), or new task and context ids. */
+/** The existing task a message names (live, in the message's context), or new task and
+ * context ids. A task whose turn is still running takes the message too, as the Rust
+ * server does: it is recorded in the history and starts a turn of its own beside the
+ * running one (their commits are ordered by the task's version). */
 async function findTarget(core: A2aCore, cx: CallContext, message: Message): Promise<Target> {
   if (!message.taskId) {
     return { key: core.key(cx, crypto.randomUUID()), contextId: message.contextId ? message.contextId : crypto.randomUUID(), existing: null };
@@ -65,9 +67,6 @@ async function findTarget(core: A2aCore, cx: CallContext, message: Message): Pro
   const contextId = rec.task.contextId ?? "";
   if (message.contextId && message.contextId !== contextId) {
     throw new A2aError("InvalidParams", `contextId ${JSON.stringify(message.contextId)} does not match task ${rec.key.id}'s context ${JSON.stringify(contextId)}`).with("path", "$.params.message.contextId");
-  }
-  if (core.running.has(keyOf(key))) {
-    throw new A2aError("UnsupportedOperation", `task ${rec.key.id} has a turn running; send the next message when it asks for input`).with("taskId", rec.key.id);
   }
   return { key, contextId, existing: { task: rec.task, version: rec.version } };
 }
@@ -107,9 +106,18 @@ function startTurn(core: A2aCore, cx: CallContext, target: Target, message: Mess
     },
     text: () => textOf(message),
   };
-  const running = { abort, updater, context };
   const k = keyOf(target.key);
+  // CancelTask and shutdown reach the newest turn's entry: it aborts the turns it joined too.
+  const beside = core.running.get(k);
+  const both = {
+    abort(): void {
+      abort.abort();
+      beside?.abort.abort();
+    },
+  };
+  const running = { abort: beside === undefined ? abort : both, updater, context };
   core.running.set(k, running);
+  core.turns.set(k, (core.turns.get(k) ?? 0) + 1);
   const run = async (): Promise<void> => {
     try {
       await core.executor.execute(context, updater);
@@ -120,11 +128,18 @@ function startTurn(core: A2aCore, cx: CallContext, target: Target, message: Mess
       if (!updater.started) updater.first.resolve({ kind: "failed", error });
       else await updater.fail(updater.textMessage(`agent failed: ${error.message}`)).catch(() => undefined);
     } finally {
-      if (core.running.get(k) === running) core.running.delete(k);
-      // A turn that ends with its task still SUBMITTED or WORKING leaves it for later
-      // messages: not a lost turn, so its lease goes. At shutdown it stays, to expire:
-      // the next start's sweep ends the turn the shutdown interrupted.
-      if (!core.shutdown.signal.aborted) await core.tasks.store.releaseLease(target.key, core.replica).catch(() => false);
+      // Another turn on the task still runs: the task stays registered (its lease renewed,
+      // CancelTask reaching the newest turn) and keeps its lease.
+      const left = (core.turns.get(k) ?? 1) - 1;
+      if (left > 0) core.turns.set(k, left);
+      else {
+        core.turns.delete(k);
+        core.running.delete(k);
+        // A turn that ends with its task still SUBMITTED or WORKING leaves it for later
+        // messages: not a lost turn, so its lease goes. At shutdown it stays, to expire:
+        // the next start's sweep ends the turn the shutdown interrupted.
+        if (!core.shutdown.signal.aborted) await core.tasks.store.releaseLease(target.key, core.replica).catch(() => false);
+      }
     }
   };
   return run();
