@@ -226,6 +226,12 @@ class EventHub:
             if not future.done():
                 future.set_result(None)
 
+    def wake_all(self) -> None:
+        """Wakes every reader once (a notice naming no task; the replica listener
+        listening again after missing notices)."""
+        for key in list(self._waiters):
+            self.publish(key)
+
     def close(self) -> None:
         """Wakes every reader for good (server shutdown)."""
         self.closed = True

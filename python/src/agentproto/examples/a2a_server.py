@@ -4,12 +4,16 @@
 
     python -m agentproto.examples.a2a_server --addr 127.0.0.1:8080 --memory
     python -m agentproto.examples.a2a_server --addr 127.0.0.1:8080 --db tasks.db
+    python -m agentproto.examples.a2a_server --addr 127.0.0.1:8080 --db postgres://user@host/db
 
 Needs the `agentproto[a2a-server]` extra (uvicorn). Port 0 picks a free port; once it
 accepts connections it prints `agentproto a2a_server: listening on http://HOST:PORT …`
 on stdout. `--memory` keeps tasks in a bounded in-memory store (the default); `--db FILE`
 keeps them in the durable SQLite store at FILE (created when missing), so that they
-outlive the process. `--grpc-listen HOST:PORT` serves the gRPC binding there too (the
+outlive the process; `--db postgres://…` (or `postgresql://…`) keeps them in PostgreSQL
+(the `agentproto[postgres]` extra), where several servers on one database serve the same
+tasks, live streams and cancels included. `--turn-lease SECONDS` sets how long a turn of
+a server that died stays WORKING before another fails it. `--grpc-listen HOST:PORT` serves the gRPC binding there too (the
 card names it; needs the `agentproto[grpc]` extra). Push configs may name public addresses only, unless
 `--push-allow-private` (loopback and private networks too: tests, local receivers). Ctrl-C or SIGTERM stops it.
 """
@@ -37,7 +41,10 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--addr", default="127.0.0.1:8080", help="HOST:PORT to listen on (port 0: a free one)")
     stores = parser.add_mutually_exclusive_group()
     stores.add_argument("--memory", action="store_true", help="keep tasks in memory (the default)")
-    stores.add_argument("--db", metavar="FILE", help="keep tasks in the SQLite file FILE (durable)")
+    stores.add_argument(
+        "--db", metavar="FILE|URL", help="keep tasks in the SQLite file FILE, or in PostgreSQL at a postgres:// URL"
+    )
+    parser.add_argument("--turn-lease", type=float, default=30.0, help="seconds a dead server's turn is presumed alive")
     parser.add_argument("--public-url", help="the URL the card advertises (default: http:// and the address)")
     parser.add_argument("--rest-prefix", default="/a2a/rest", help='where HTTP+JSON lives ("" for the root)')
     parser.add_argument("--lenient-version", action="store_true", help="take a request without A2A-Version as 1.0")
@@ -68,7 +75,9 @@ async def serve(args: argparse.Namespace) -> None:
     where = f"[{bound[0]}]:{bound[1]}" if listener.family == socket.AF_INET6 else f"{bound[0]}:{bound[1]}"
     base = (args.public_url or f"http://{where}").rstrip("/")
     guard = PushGuard.permissive() if args.push_allow_private else PushGuard()
-    options = ServerOptions(rest_prefix=args.rest_prefix, lenient_version=args.lenient_version, push_guard=guard)
+    options = ServerOptions(
+        rest_prefix=args.rest_prefix, lenient_version=args.lenient_version, push_guard=guard, turn_lease=args.turn_lease
+    )
     grpc_server: Any = None
     grpc_at: str | None = None
     if args.grpc_listen:
@@ -76,7 +85,7 @@ async def serve(args: argparse.Namespace) -> None:
 
         grpc_server, grpc_port = listen_grpc(args.grpc_listen, max_message_bytes=options.max_body_bytes)
         grpc_at = f"{args.grpc_listen.rpartition(':')[0]}:{grpc_port}"
-    store: Store = MemoryStore() if args.db is None else await SqliteStore.open(args.db)
+    store = await _open_store(args.db)
     app = create_app(DemoAgent(args.delay), card(base, args.rest_prefix, grpc_at), store=store, options=options)
     if grpc_server is not None:
         from agentproto.a2a.server.grpc_server import grpc_handler
@@ -92,7 +101,7 @@ async def serve(args: argparse.Namespace) -> None:
     if server.started:
         print(
             f"agentproto a2a_server: listening on http://{where} (card {base}/.well-known/agent-card.json,"
-            f" store {'memory' if args.db is None else 'sqlite ' + args.db}"
+            f" store {_store_name(args.db)}"
             f"{'' if grpc_at is None else ', gRPC on ' + grpc_at})"
         )
         sys.stdout.flush()
@@ -102,6 +111,26 @@ async def serve(args: argparse.Namespace) -> None:
         if grpc_server is not None:
             await grpc_server.stop(grace=1.0)
         await store.close()
+
+
+def _is_postgres(db: str | None) -> bool:
+    return db is not None and db.startswith(("postgres://", "postgresql://"))
+
+
+def _store_name(db: str | None) -> str:
+    if db is None:
+        return "memory"
+    return "postgres" if _is_postgres(db) else f"sqlite {db}"
+
+
+async def _open_store(db: str | None) -> Store:
+    if db is None:
+        return MemoryStore()
+    if _is_postgres(db):
+        from agentproto.a2a.postgres_store import PostgresStore
+
+        return await PostgresStore.open(db)
+    return await SqliteStore.open(db)
 
 
 def main(argv: list[str] | None = None) -> int:

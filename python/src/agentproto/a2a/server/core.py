@@ -96,6 +96,12 @@ class ServerOptions:
     """Which push URLs a config may name (the SSRF guard: public addresses only by
     default; `PushGuard(allow_loopback=True)` or `PushGuard.permissive()` for tests and
     local receivers). Delivery checks again with the same guard."""
+    turn_lease: float = 30.0
+    """Seconds a running turn's lease lasts without renewal (renewed every third of it,
+    swept every half; see `agentproto.a2a.server.replicas`): a server that dies has its
+    turns failed by another (or its next run) once this has passed."""
+    cancel_wait: float = 5.0
+    """How long a cancel waits for the replica running the turn (PostgreSQL store)."""
     push_delivery: PushOptions | None = field(default_factory=PushOptions)
     """How this server sends push notifications, when the card offers them (its `guard`
     is replaced by `push_guard`); `None`: this process sends none (another one drains
@@ -152,7 +158,7 @@ class CoreBase:
         self.store = store
         self.options = options
         self.hub = EventHub()
-        self.tasks = Tasks(store, self.hub, owner=new_id())
+        self.tasks = Tasks(store, self.hub, owner=new_id(), lease_ms=int(options.turn_lease * 1000))
 
     @property
     def streaming(self) -> bool:

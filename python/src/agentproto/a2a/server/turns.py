@@ -42,6 +42,7 @@ from agentproto.a2a.generated.v1 import (
 )
 from agentproto.a2a.push_delivery import PushWorker
 from agentproto.a2a.server.core import CallContext, CoreBase, EventStream, ServerOptions, StreamEvent, invalid, new_id
+from agentproto.a2a.server.replicas import Replicas
 from agentproto.a2a.store import PushConfigRecord, Store, StoreError, TaskKey, TaskRecord
 from agentproto.a2a.tasks import (
     Gap,
@@ -78,11 +79,15 @@ class Core(CoreBase):
         """The turns running in this process, by task."""
         self.pusher: PushWorker | None = None
         self._pushing: asyncio.Task[None] | None = None
+        self.replicas = Replicas(self)
+        """Turn leases and their sweep; events and cancels across replicas (PostgreSQL)."""
 
     def start(self) -> None:
         """Starts the push worker when the card offers push notifications and the options
         deliver them (at startup, and again when a config is set: a server run without
-        an ASGI lifespan still delivers)."""
+        an ASGI lifespan still delivers); lease renewal and sweep, and the replica
+        listener (PostgreSQL), at startup."""
+        self.replicas.start()
         delivery = self.options.push_delivery
         if not self.push or delivery is None or self._pushing is not None:
             return
@@ -266,14 +271,8 @@ class Core(CoreBase):
         running = self.running.get(key)
         try:
             if running is not None:
-                running.context.cancelled.set()
-                cancel = getattr(self.executor, "cancel", None)
-                if cancel is not None:
-                    await cancel(running.context, running.updater)
-                else:
-                    await running.updater.cancel()
-                    running.turn.cancel()
-            else:
+                await self.cancel_running(running)
+            elif not await self.replicas.cancel_elsewhere(record):
                 await self.tasks.apply(key, [StatusChange(TaskStatus(state=TaskState.CANCELED))])
         except A2aError as e:
             if e.kind is ErrorKind.UNSUPPORTED_OPERATION:
@@ -287,8 +286,20 @@ class Core(CoreBase):
         task: Task = (await self._record(key)).task
         return task
 
+    async def cancel_running(self, running: _Running) -> None:
+        """Cancels a turn running here: the executor's `cancel`, else the task moves to
+        CANCELED and the turn is cancelled."""
+        running.context.cancelled.set()
+        cancel = getattr(self.executor, "cancel", None)
+        if cancel is not None:
+            await cancel(running.context, running.updater)
+        else:
+            await running.updater.cancel()
+            running.turn.cancel()
+
     async def shutdown(self) -> None:
         """Cancels the running turns and ends every stream."""
+        await self.replicas.stop()
         turns = []
         for running in list(self.running.values()):
             running.context.cancelled.set()

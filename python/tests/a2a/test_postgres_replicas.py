@@ -1,0 +1,192 @@
+"""Several A2A servers on one PostgreSQL database: live events and cancels cross from one
+to another (LISTEN/NOTIFY), and a server killed mid-turn has its turn failed by another
+once its lease expires. The servers here are `Core`s on stores of their own in this
+process (each with its own pool and listening connection: to the database they are
+separate replicas), and, for the kill, a child `a2a_server` process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import urllib.request
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from agentproto.a2a.demo import card
+from agentproto.a2a.executor import RequestContext, TaskUpdater
+from agentproto.a2a.generated.v1 import (
+    CancelTaskRequest,
+    Message,
+    Operation,
+    Part,
+    Role,
+    SendMessageConfiguration,
+    SendMessageRequest,
+    SubscribeToTaskRequest,
+    Task,
+    TaskState,
+)
+from agentproto.a2a.postgres_store import PostgresStore
+from agentproto.a2a.server import ServerOptions
+from agentproto.a2a.server.core import CallContext, StreamEvent
+from agentproto.a2a.server.turns import Core
+from agentproto.a2a.store import EventPage, TaskKey
+from tests.a2a import postgres_cluster
+from tests.a2a.postgres_cluster import postgres_session  # noqa: F401  (stops the server at the end)
+
+BOUND = 10.0
+
+
+class Gated:
+    """Starts working, then completes once `go` is set (or is cancelled)."""
+
+    def __init__(self) -> None:
+        self.go = asyncio.Event()
+        self.cancelled = 0
+
+    async def execute(self, context: RequestContext, updater: TaskUpdater) -> None:
+        await updater.working("working")
+        try:
+            await self.go.wait()
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
+        await updater.complete("done")
+
+
+@asynccontextmanager
+async def replicas(dsn: str, agent: Any, n: int, turn_lease: float = 30.0) -> AsyncIterator[list[Core]]:
+    cores: list[Core] = []
+    try:
+        for _ in range(n):
+            store = await PostgresStore.open(dsn, max_connections=4)
+            core = Core(
+                agent, card("http://127.0.0.1:1"), store, ServerOptions(turn_lease=turn_lease, push_delivery=None)
+            )
+            cores.append(core)
+            core.start()
+            assert core.replicas.listener is not None
+            await asyncio.wait_for(core.replicas.listener.ready.wait(), BOUND)
+        yield cores
+    finally:
+        for core in cores:
+            await core.shutdown()
+            await core.store.close()
+
+
+def send_request(text: str, message_id: str = "m1") -> SendMessageRequest:
+    message = Message(message_id=message_id, role=Role.USER, parts=[Part(text=text)])
+    return SendMessageRequest(message=message, configuration=SendMessageConfiguration(return_immediately=True))
+
+
+async def test_a_subscriber_on_one_replica_sees_a_turn_running_on_another() -> None:
+    agent = Gated()
+    async with replicas(postgres_cluster.database(), agent, 2) as (a, b):
+        sent = await b.handle(CallContext(), Operation.SEND_MESSAGE, send_request("hello"))
+        task_id = sent.task.id
+        # A reads the log, finds nothing new, and then waits: only B's notice can wake it.
+        empty_read = asyncio.Event()
+        read = a.store.read_events
+
+        async def spy(key: TaskKey, after: int, limit: int) -> EventPage:
+            page = await read(key, after, limit)
+            if not page.events:
+                empty_read.set()
+            return page
+
+        a.store.read_events = spy  # type: ignore[method-assign]
+        stream = await a.handle(CallContext(), Operation.SUBSCRIBE_TO_TASK, SubscribeToTaskRequest(id=task_id))
+        first = await anext(stream)
+        assert isinstance(first, StreamEvent) and isinstance(first.event.task, Task)
+        assert first.event.task.status.state is TaskState.WORKING
+
+        async def rest() -> list[Any]:
+            return [item async for item in stream]
+
+        reading = asyncio.create_task(rest())
+        await asyncio.wait_for(empty_read.wait(), BOUND)
+        agent.go.set()
+        items = await asyncio.wait_for(reading, BOUND)
+        states = [i.event.status_update.status.state for i in items if i.event.status_update is not None]
+        assert states[-1] is TaskState.COMPLETED
+        seqs = [i.seq for i in items]
+        assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+
+
+async def test_a_cancel_on_one_replica_ends_the_turn_running_on_another() -> None:
+    agent = Gated()
+    async with replicas(postgres_cluster.database(), agent, 2) as (a, b):
+        sent = await b.handle(CallContext(), Operation.SEND_MESSAGE, send_request("hello"))
+        key = TaskKey("", sent.task.id)
+        turn = b.running[key].turn
+        assert key not in a.running
+        canceled = await asyncio.wait_for(
+            a.handle(CallContext(), Operation.CANCEL_TASK, CancelTaskRequest(id=key.id)), BOUND
+        )
+        assert canceled.status.state is TaskState.CANCELED
+        await asyncio.wait_for(asyncio.wait([turn]), BOUND)
+        assert turn.done() and agent.cancelled == 1 and key not in b.running
+        record = await a.store.get_task(key)
+        assert record is not None and record.task.status.state is TaskState.CANCELED and record.lease is None
+
+
+async def test_a_replica_killed_mid_turn_has_its_turn_failed_by_another_after_its_lease() -> None:
+    dsn = postgres_cluster.database()
+    argv = [sys.executable, "-m", "agentproto.examples.a2a_server", "--addr", "127.0.0.1:0", "--db", dsn]
+    argv += ["--turn-lease", "1", "--delay", "60"]
+    child = await asyncio.create_subprocess_exec(
+        *argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    try:
+        assert child.stdout is not None
+        line = await asyncio.wait_for(child.stdout.readline(), BOUND)
+        base = line.decode().split("listening on ")[1].split()[0]
+        # The demo agent's delayed scenario: WORKING, then 60 s before it completes.
+        body = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "SendMessage",
+            "params": {
+                "message": {"messageId": "tck-delayed-complete-1", "role": "ROLE_USER", "parts": [{"text": "x"}]},
+                "configuration": {"returnImmediately": True},
+            },
+        }
+        request = urllib.request.Request(
+            base + "/",
+            json.dumps(body).encode(),
+            {"Content-Type": "application/json", "A2A-Version": "1.0"},
+        )
+
+        def post() -> Any:
+            with urllib.request.urlopen(request, timeout=BOUND) as answer:
+                return json.loads(answer.read())
+
+        answer = await asyncio.to_thread(post)
+        task_id = answer["result"]["task"]["id"]
+        os.killpg(child.pid, signal.SIGKILL)
+        await asyncio.wait_for(child.wait(), BOUND)
+
+        async with replicas(dsn, Gated(), 1, turn_lease=1.0) as (survivor,):
+            stream = await survivor.handle(
+                CallContext(), Operation.SUBSCRIBE_TO_TASK, SubscribeToTaskRequest(id=task_id)
+            )
+            items = await asyncio.wait_for(_all(stream), BOUND)
+            last = items[-1].event.status_update
+            assert last.status.state is TaskState.FAILED
+            assert "lease expired" in last.status.message.parts[0].text
+            assert survivor.replicas.swept == 1
+            record = await survivor.store.get_task(TaskKey("", task_id))
+            assert record is not None and record.lease is None
+    finally:
+        if child.returncode is None:
+            os.killpg(child.pid, signal.SIGKILL)
+            await asyncio.wait_for(child.wait(), BOUND)
+
+
+async def _all(stream: Any) -> list[Any]:
+    return [item async for item in stream]
