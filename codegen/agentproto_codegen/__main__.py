@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import a2a_errors, a2a_v03, python_a2a, python_a2a_proto, rust_a2a_v03, typescript_a2a_v03, acp, decode_kinds, error_codes, python_share, local_errors, proto, sharing, typescript_share, python, python_decode, rules, rust, rust_a2a, rust_a2a_proto, typescript, typescript_a2a, typescript_codec
+from . import a2a_errors, a2a_v03, python_a2a, python_a2a_proto, python_a2a_v03, rust_a2a_v03, typescript_a2a_v03, acp, decode_kinds, error_codes, python_share, local_errors, proto, sharing, typescript_share, python, python_decode, rules, rust, rust_a2a, rust_a2a_proto, typescript, typescript_a2a, typescript_codec
 from .model import Spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -121,6 +121,8 @@ def generate(hashes: dict[str, str], only: tuple[str, ...] = LANGUAGES) -> dict[
         outputs.update(python_a2a.emit(a2a_model, a2a_errors.read(ROOT), ROOT / "python"))
         proto_tables = python_a2a_proto.emit(a2a_model, python_a2a.header(a2a_model))
         outputs[python_a2a_proto.OUT] = python_share.tidy(proto_tables, python_a2a_proto.OUT, ROOT / "python")
+        v03_tables = python_a2a_v03.python(a2a_v03.read_with(ROOT, a2a_model))
+        outputs[python_a2a_v03.OUT] = python_share.tidy(v03_tables, python_a2a_v03.OUT, ROOT / "python")
     if "rust" in only:
         for source, out in A2A_SURFACES:
             outputs[out] = rustfmt(rust_a2a.emit(models["a2a-v1"]))

@@ -2,8 +2,9 @@
 the header or the query parameter of that name.
 
 A request without it is A2A 0.3 (the specification's rule; `MissingVersion.V1_0` is the
-lenient reading some peers need). This package serves 1.0 only so far: a 0.3 request is
-refused with `VERSION_NOT_SUPPORTED`, as is any version but `1.0` (a patch level is
+lenient reading some peers need). The JSON-RPC binding serves a 0.3 request through the
+0.3 conversions (`is_v03`, `agentproto.a2a.server.v03_binding`); elsewhere, and for any
+version but `1.0` and `0.3`, the answer is `VERSION_NOT_SUPPORTED` (a patch level is
 ignored: `1.0.1` is 1.0).
 """
 
@@ -15,14 +16,14 @@ from urllib.parse import unquote
 
 from agentproto.a2a.errors import A2aError, ErrorKind
 
-__all__ = ["MissingVersion", "check_version", "header"]
+__all__ = ["MissingVersion", "check_version", "header", "is_v03"]
 
 
 class MissingVersion(enum.Enum):
     """What a request without `A2A-Version` is taken to be."""
 
     V0_3 = "0.3"
-    """A2A 0.3, as the specification says (refused: 0.3 is not served here yet)."""
+    """A2A 0.3, as the specification says (served on JSON-RPC, refused elsewhere)."""
     V1_0 = "1.0"
     """A2A 1.0: a lenient mode for peers that omit the header."""
 
@@ -42,6 +43,18 @@ def _query_version(query: str) -> str | None:
         if sep and key.lower() == "a2a-version":
             return unquote(value)
     return None
+
+
+def is_v03(headers: Mapping[str, str], query: str, missing: MissingVersion = MissingVersion.V0_3) -> bool:
+    """Whether the request asks for A2A 0.3 (any patch level), or gives no version and
+    `missing` says that is 0.3."""
+    given = header(headers, "A2A-Version")
+    if given is None:
+        given = _query_version(query)
+    if given is None:
+        return missing is MissingVersion.V0_3
+    major, _, rest = given.strip().partition(".")
+    return (major, rest.partition(".")[0]) == ("0", "3")
 
 
 def check_version(

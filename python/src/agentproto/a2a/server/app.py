@@ -27,9 +27,10 @@ from agentproto.a2a.generated.v1 import OPERATIONS, AgentCard, Operation
 from agentproto.a2a.memory_store import MemoryStore
 from agentproto.a2a.server.core import CallContext, ServerOptions, StreamEvent, call_context
 from agentproto.a2a.server.turns import Core
+from agentproto.a2a.server.v03_binding import answer_v03
 from agentproto.a2a.store import Store
 from agentproto.a2a.tasks import Gap
-from agentproto.a2a.version import MissingVersion
+from agentproto.a2a.version import MissingVersion, is_v03
 
 __all__ = ["A2aApp", "create_app"]
 
@@ -221,6 +222,9 @@ class A2aApp:
         receive: Receive,
         send: Send,
     ) -> None:
+        if is_v03(headers, query, self._missing):
+            await answer_v03(self, body, headers, principal, receive, send)
+            return
         call = jsonrpc.read_request(
             body,
             headers,
