@@ -2,7 +2,8 @@
 to another (LISTEN/NOTIFY), and a server killed mid-turn has its turn failed by another
 once its lease expires. The servers here are `Core`s on stores of their own in this
 process (each with its own pool and listening connection: to the database they are
-separate replicas), and, for the kill, a child `a2a_server` process."""
+separate replicas), and, for the kill, a child `a2a_server` process; last, a Python and a Rust server
+process on one database."""
 
 from __future__ import annotations
 
@@ -17,10 +18,12 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+from agentproto.a2a.client import A2aClient
 from agentproto.a2a.demo import card
 from agentproto.a2a.executor import RequestContext, TaskUpdater
 from agentproto.a2a.generated.v1 import (
     CancelTaskRequest,
+    GetTaskRequest,
     Message,
     Operation,
     Part,
@@ -38,6 +41,7 @@ from agentproto.a2a.server.turns import Core
 from agentproto.a2a.store import EventPage, TaskKey
 from tests.a2a import postgres_cluster
 from tests.a2a.postgres_cluster import postgres_session  # noqa: F401  (stops the server at the end)
+from tests.a2a.test_interop import ROOT, Child
 
 BOUND = 10.0
 
@@ -190,3 +194,70 @@ async def test_a_replica_killed_mid_turn_has_its_turn_failed_by_another_after_it
 
 async def _all(stream: Any) -> list[Any]:
     return [item async for item in stream]
+
+
+def test_a_python_and_a_rust_server_share_one_database() -> None:
+    """Tasks written by one are read by the other; a subscriber on the Python server sees
+    a turn running on the Rust server; a cancel on either ends a turn running on the other."""
+    binary = ROOT / "target/debug/agentproto"
+    assert binary.exists(), "build the Rust server first: cargo build -p agentproto-cli"
+    dsn = postgres_cluster.database()
+    rust = Child([str(binary), "serve", "--addr", "127.0.0.1:0", "--db", dsn, "--delay", "30"], ROOT)
+    python = None
+    try:
+        rust_url = rust.url()
+        python = Child(
+            [
+                sys.executable,
+                "-m",
+                "agentproto.examples.a2a_server",
+                "--addr",
+                "127.0.0.1:0",
+                "--db",
+                dsn,
+                "--delay",
+                "30",
+            ],
+            ROOT,
+        )
+        python_url = python.url()
+        asyncio.run(asyncio.wait_for(_mixed(python_url, rust_url), BOUND * 2))
+    finally:
+        rust.stop()
+        if python is not None:
+            python.stop()
+
+
+async def _mixed(python_url: str, rust_url: str) -> None:
+    async with (
+        await A2aClient.connect(python_url, timeout=BOUND) as py,
+        await A2aClient.connect(rust_url, timeout=BOUND) as rs,
+    ):
+        # Written by one, read by the other.
+        done = await py.send_message(_message("tck-complete-task-1"))
+        assert isinstance(done.task, Task)
+        assert (await rs.get_task(GetTaskRequest(id=done.task.id))).status.state is TaskState.COMPLETED
+        # A turn on Rust, followed and canceled from Python.
+        working = await rs.send_message(_message("tck-delayed-complete-1", immediately=True))
+        assert isinstance(working.task, Task)
+        subscription = py.subscribe_to_task(SubscribeToTaskRequest(id=working.task.id))
+        snapshot = await anext(subscription)
+        assert isinstance(snapshot.event.task, Task)
+        canceled = await py.cancel_task(CancelTaskRequest(id=working.task.id))
+        assert canceled.status.state is TaskState.CANCELED
+        rest = [item async for item in subscription]
+        assert rest[-1].event.status_update.status.state is TaskState.CANCELED  # type: ignore[union-attr]
+        # A turn on Python, canceled from Rust.
+        working = await py.send_message(_message("tck-delayed-complete-2", immediately=True))
+        assert isinstance(working.task, Task)
+        canceled = await rs.cancel_task(CancelTaskRequest(id=working.task.id))
+        assert canceled.status.state is TaskState.CANCELED
+        got = await py.get_task(GetTaskRequest(id=working.task.id))
+        assert got.status.state is TaskState.CANCELED
+
+
+def _message(message_id: str, *, immediately: bool = False) -> SendMessageRequest:
+    message = Message(message_id=message_id, role=Role.USER, parts=[Part(text="x")])
+    if not immediately:
+        return SendMessageRequest(message=message)
+    return SendMessageRequest(message=message, configuration=SendMessageConfiguration(return_immediately=True))
