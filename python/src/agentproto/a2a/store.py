@@ -17,8 +17,9 @@ A store keeps typed values (`Task`, `StreamResponse`); a database store encodes 
 `agentproto.a2a.encode` and decodes them back. Stores never apply protocol rules: the
 task layer (`agentproto.a2a.tasks`) does.
 
-Implementations: `agentproto.a2a.memory_store.MemoryStore` (bounded, one process) and
-`agentproto.a2a.sqlite_store.SqliteStore` (durable, one SQLite file). The contract tests
+Implementations: `agentproto.a2a.memory_store.MemoryStore` (bounded, one process),
+`agentproto.a2a.sqlite_store.SqliteStore` (durable, one SQLite file) and
+`agentproto.a2a.postgres_store.PostgresStore` (several processes on one database). The contract tests
 (`tests/a2a/test_store_contract.py`) run against every store.
 """
 
