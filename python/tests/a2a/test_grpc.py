@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 import grpc
@@ -19,6 +19,7 @@ from agentproto.a2a.client.grpc_client import A2aGrpcClient
 from agentproto.a2a.codec import encode
 from agentproto.a2a.demo import DemoAgent, card
 from agentproto.a2a.errors import A2aError, ErrorKind, PeerError
+from agentproto.a2a.executor import Principal
 from agentproto.a2a.generated.v1 import (
     CancelTaskRequest,
     GetTaskRequest,
@@ -104,8 +105,8 @@ def _send(text: str, message_id: str) -> SendMessageRequest:
     return SendMessageRequest(message=Message(message_id=message_id, role=Role.USER, parts=[Part(text=text)]))
 
 
-async def _with_server(test: Callable[[str], Awaitable[None]]) -> None:
-    options = ServerOptions(push_guard=PushGuard.permissive())
+async def _with_server(test: Callable[[str], Awaitable[None]], **settings: Any) -> None:
+    options = ServerOptions(push_guard=PushGuard.permissive(), **settings)
     app = create_app(DemoAgent(0.05), card("http://127.0.0.1:9"), options=options)
     server, port = await start_grpc(app.core, "127.0.0.1:0", start_core=True)
     try:
@@ -178,3 +179,38 @@ def test_a_malformed_request_is_invalid_argument_with_its_path() -> None:
             assert no_message.value.code() is grpc.StatusCode.INVALID_ARGUMENT
 
     asyncio.run(_with_server(scenario))
+
+
+def test_metadata_reaches_the_auth_hook_the_tenant_scopes_and_the_version_is_checked() -> None:
+    def authenticate(headers: Mapping[str, str]) -> Principal | None:
+        token = headers.get("authorization")
+        if token is None:
+            raise A2aError(ErrorKind.UNAUTHENTICATED, "a bearer token is required")
+        return Principal(subject=token, tenant=token.removeprefix("Bearer "))
+
+    async def scenario(target: str) -> None:
+        async with A2aGrpcClient(target, timeout=10) as anonymous:
+            with pytest.raises(PeerError) as refused:
+                await anonymous.get_task(GetTaskRequest(id="t"))
+            assert refused.value.kind is ErrorKind.UNAUTHENTICATED and refused.value.status == "UNAUTHENTICATED"
+        async with (
+            A2aGrpcClient(target, timeout=10, headers={"Authorization": "Bearer alice"}) as alice,
+            A2aGrpcClient(target, timeout=10, headers={"Authorization": "Bearer bob"}) as bob,
+        ):
+            sent = await alice.send_message(_send("mine", "m-alice"))
+            assert isinstance(sent.task, Task)
+            assert (await alice.get_task(GetTaskRequest(id=sent.task.id))).id == sent.task.id
+            with pytest.raises(PeerError) as hidden:
+                await bob.get_task(GetTaskRequest(id=sent.task.id))
+            assert hidden.value.kind is ErrorKind.TASK_NOT_FOUND
+            with pytest.raises(PeerError) as other_tenant:
+                await bob.get_task(GetTaskRequest(id=sent.task.id, tenant="alice"))
+            assert other_tenant.value.kind is ErrorKind.PERMISSION_DENIED
+        async with A2aGrpcClient(
+            target, timeout=10, headers={"Authorization": "Bearer x", "A2A-Version": "0.3"}
+        ) as old:
+            with pytest.raises(PeerError) as version:
+                await old.get_task(GetTaskRequest(id="t"))
+            assert version.value.kind is ErrorKind.VERSION_NOT_SUPPORTED
+
+    asyncio.run(_with_server(scenario, authenticate=authenticate))
