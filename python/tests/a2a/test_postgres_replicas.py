@@ -20,6 +20,7 @@ from typing import Any
 
 from agentproto.a2a.client import A2aClient
 from agentproto.a2a.demo import card
+from agentproto.a2a.errors import A2aError, ErrorKind
 from agentproto.a2a.executor import RequestContext, TaskUpdater
 from agentproto.a2a.generated.v1 import (
     CancelTaskRequest,
@@ -129,6 +130,15 @@ async def test_a_cancel_on_one_replica_ends_the_turn_running_on_another() -> Non
         key = TaskKey("", sent.task.id)
         turn = b.running[key].turn
         assert key not in a.running
+        # A message to the task on A while its turn runs on B is refused, as on B.
+        follow_up = Message(message_id="m2", role=Role.USER, parts=[Part(text="more")], task_id=key.id)
+        for replica in (a, b):
+            try:
+                await replica.handle(CallContext(), Operation.SEND_MESSAGE, SendMessageRequest(message=follow_up))
+            except A2aError as e:
+                assert e.kind is ErrorKind.UNSUPPORTED_OPERATION and "still running" in e.message
+            else:
+                raise AssertionError("a message to a task whose turn runs was taken")
         canceled = await asyncio.wait_for(
             a.handle(CallContext(), Operation.CANCEL_TASK, CancelTaskRequest(id=key.id)), BOUND
         )
@@ -182,7 +192,7 @@ async def test_a_replica_killed_mid_turn_has_its_turn_failed_by_another_after_it
             items = await asyncio.wait_for(_all(stream), BOUND)
             last = items[-1].event.status_update
             assert last.status.state is TaskState.FAILED
-            assert "lease expired" in last.status.message.parts[0].text
+            assert "interrupted" in last.status.message.parts[0].text
             assert survivor.replicas.swept == 1
             record = await survivor.store.get_task(TaskKey("", task_id))
             assert record is not None and record.lease is None

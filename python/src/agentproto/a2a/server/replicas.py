@@ -4,7 +4,8 @@ events and cancels across server processes (replicas) sharing one database.
 **Leases.** A task whose turn runs holds a lease naming this process (`Tasks.owner`)
 until a time; every commit of the turn sets it, and a renewal round every third of
 `ServerOptions.turn_lease` extends the leases of every turn running here. A process that
-dies stops renewing. Every half lease, each process *sweeps*: a task whose lease has
+dies stops renewing. A message to a task whose turn runs in another live server is
+refused, as one to a turn running here is. Every half lease, each process *sweeps*: a task whose lease has
 expired, and whose turn does not run here, is failed through an ordinary commit checked
 against the version it read — so when several replicas sweep at once exactly one ends
 it, and its FAILED event reaches every subscriber like any other. Any store works (on
@@ -34,11 +35,14 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from agentproto.a2a.errors import A2aError, ErrorKind
 from agentproto.a2a.generated.errors import kind_from_reason
 from agentproto.a2a.generated.v1 import Message, Part, Role, TaskState, TaskStatus
+from agentproto.a2a.server.core import new_id
 from agentproto.a2a.store import Commit, Conflict, StoreError, TaskKey, TaskRecord
-from agentproto.a2a.tasks import StatusChange, apply_change, now_timestamp
+from agentproto.a2a.tasks import StatusChange, apply_change, is_active, now_timestamp
 
 if TYPE_CHECKING:
     from agentproto.a2a.postgres_listener import PgListener
@@ -51,6 +55,12 @@ LOGGER = logging.getLogger("agentproto.a2a")
 
 SWEEP_BATCH = 100
 """The most expired leases one sweep round looks at."""
+
+INTERRUPTED = (
+    "The turn working on this task was interrupted: the server running it stopped (a restart, or a lost replica)"
+    " before it finished. Turns are not run again; send the request again to start a new task."
+)
+"""The message of the FAILED status a sweep writes (the Rust server's words)."""
 
 
 def _now_ms() -> int:
@@ -144,17 +154,27 @@ class Replicas:
         return ended
 
     async def _fail_orphan(self, record: TaskRecord) -> bool:
-        assert record.lease is not None
-        text = f"the server running this task's turn stopped (replica {record.lease.owner!r}'s lease expired)"
+        """Fails the task of an expired lease (the Rust server's status, text and
+        metadata); a task no turn works on (not SUBMITTED or WORKING) only loses the lease."""
+        lease = record.lease
+        assert lease is not None
+        if not is_active(record.task.status.state):
+            try:
+                await self.core.store.commit(Commit(record.key, record.task, record.version, (), "clear"))
+            except Conflict:
+                pass
+            return False
         message = Message(
-            message_id=f"lease-expired-{record.version}",
+            message_id=new_id(),
             role=Role.AGENT,
-            parts=[Part(text=text)],
+            parts=[Part(text=INTERRUPTED)],
             task_id=record.key.id,
             context_id=record.task.context_id,
         )
         status = TaskStatus(state=TaskState.FAILED, message=message, timestamp=now_timestamp())
-        task, event = apply_change(record.task, StatusChange(status))
+        metadata = {"agentproto": {"interrupted": {"replica": lease.owner, "leaseUntilMs": lease.until_ms}}}
+        change = StatusChange(status, msgspec.Raw(json.dumps(metadata).encode()))
+        task, event = apply_change(record.task, change)
         events = [] if event is None else [(event, True)]
         try:
             await self.core.store.commit(Commit(record.key, task, record.version, events, "clear"))
@@ -162,6 +182,11 @@ class Replicas:
             return False  # another replica (or the turn itself) wrote first
         self.core.hub.publish(record.key)
         return True
+
+    def runs_elsewhere(self, record: TaskRecord) -> bool:
+        """Whether `record`'s turn runs in another server whose lease is live."""
+        lease = record.lease
+        return lease is not None and lease.owner not in ("", self.owner) and lease.until_ms >= _now_ms()
 
     # --- cancel across replicas -------------------------------------------------------
 
@@ -175,7 +200,7 @@ class Replicas:
         """
         store = self._postgres
         lease = record.lease
-        if store is None or lease is None or lease.owner in ("", self.owner) or lease.until_ms < _now_ms():
+        if store is None or lease is None or not self.runs_elsewhere(record):
             return False
         request = f"{self.owner}:{id(record)}:{_now_ms()}"
         future: asyncio.Future[tuple[bool, A2aError | None]] = asyncio.get_running_loop().create_future()

@@ -158,7 +158,7 @@ class Core(CoreBase):
                 f"contextId {message.context_id!r} does not match task {task.id}'s context {task.context_id!r}",
             )
             raise error.with_metadata("path", "$.params.message.contextId")
-        if is_active(task.status.state) and key in self.running:
+        if is_active(task.status.state) and (key in self.running or self.replicas.runs_elsewhere(record)):
             error = A2aError(ErrorKind.UNSUPPORTED_OPERATION, f"a turn is still running on task {task.id}")
             raise error.with_metadata("taskId", task.id)
         return key, task.context_id, record
