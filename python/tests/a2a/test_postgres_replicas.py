@@ -31,15 +31,18 @@ from agentproto.a2a.generated.v1 import (
     Role,
     SendMessageConfiguration,
     SendMessageRequest,
+    StreamResponse,
     SubscribeToTaskRequest,
     Task,
     TaskState,
+    TaskStatus,
 )
 from agentproto.a2a.postgres_store import PostgresStore
 from agentproto.a2a.server import ServerOptions
 from agentproto.a2a.server.core import CallContext, StreamEvent
 from agentproto.a2a.server.turns import Core
-from agentproto.a2a.store import EventPage, TaskKey
+from agentproto.a2a.store import Commit, EventPage, TaskKey
+from agentproto.a2a.tasks import now_timestamp
 from tests.a2a import postgres_cluster
 from tests.a2a.postgres_cluster import postgres_session  # noqa: F401  (stops the server at the end)
 from tests.a2a.test_interop import ROOT, Child
@@ -271,3 +274,25 @@ def _message(message_id: str, *, immediately: bool = False) -> SendMessageReques
     if not immediately:
         return SendMessageRequest(message=message)
     return SendMessageRequest(message=message, configuration=SendMessageConfiguration(return_immediately=True))
+
+
+async def test_retention_deletes_terminal_tasks_past_the_window() -> None:
+    store = await PostgresStore.open(postgres_cluster.database(), max_connections=2)
+    options = ServerOptions(retain_terminal=3600.0, push_delivery=None)
+    core = Core(Gated(), card("http://127.0.0.1:1"), store, options)
+    try:
+        old, new = TaskKey("", "old"), TaskKey("", "new")
+        for key, ts in ((old, "2020-01-01T00:00:00Z"), (new, None)):
+            done = Task(
+                id=key.id, context_id="c", status=TaskStatus(state=TaskState.COMPLETED, timestamp=ts or now_timestamp())
+            )
+            await store.commit(Commit(key, done, None, [(StreamResponse(task=done), True)]))
+        working = Task(
+            id="live", context_id="c", status=TaskStatus(state=TaskState.WORKING, timestamp="2020-01-01T00:00:00Z")
+        )
+        await store.commit(Commit(TaskKey("", "live"), working, None))
+        assert await core.replicas.retain() == 1
+        assert await store.get_task(old) is None
+        assert await store.get_task(new) is not None and await store.get_task(TaskKey("", "live")) is not None
+    finally:
+        await store.close()

@@ -100,6 +100,10 @@ class ServerOptions:
     """Seconds a running turn's lease lasts without renewal (renewed every third of it,
     swept every half; see `agentproto.a2a.server.replicas`): a server that dies has its
     turns failed by another (or its next run) once this has passed."""
+    retain_terminal: float | None = None
+    """Seconds a task in a terminal state is kept after its last status, with its log and
+    push configs, on a store that can purge (SQLite, PostgreSQL); `None` keeps every task
+    (`agentproto serve` keeps them 24 hours)."""
     cancel_wait: float = 5.0
     """How long a cancel waits for the replica running the turn (PostgreSQL store)."""
     push_delivery: PushOptions | None = field(default_factory=PushOptions)

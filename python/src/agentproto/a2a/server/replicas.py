@@ -11,6 +11,10 @@ against the version it read — so when several replicas sweep at once exactly o
 it, and its FAILED event reaches every subscriber like any other. Any store works (on
 SQLite, a restarted server fails the turns its previous run left).
 
+**Retention.** With `ServerOptions.retain_terminal`, a round every quarter of it (at most a
+minute) deletes the terminal tasks older than that, on a store that can (`purge_terminal`:
+SQLite, PostgreSQL — where concurrent purges of several replicas split the work).
+
 **Events across replicas** (PostgreSQL). Each commit with events notifies the database's
 listeners (`agentproto.a2a.postgres_store`); a `PgListener` per process turns the notice
 into a wake-up of that process's readers of the task (`EventHub.publish`), who read the
@@ -55,6 +59,8 @@ LOGGER = logging.getLogger("agentproto.a2a")
 
 SWEEP_BATCH = 100
 """The most expired leases one sweep round looks at."""
+RETAIN_BATCH = 500
+"""The most tasks one retention transaction deletes."""
 
 INTERRUPTED = (
     "The turn working on this task was interrupted: the server running it stopped (a restart, or a lost replica)"
@@ -98,6 +104,10 @@ class Replicas:
             loop.create_task(self._every(self.lease_s / 3, self.renew), name="agentproto-a2a-lease-renewal"),
             loop.create_task(self._every(self.lease_s / 2, self.sweep), name="agentproto-a2a-lease-sweep"),
         ]
+        retain = self.core.options.retain_terminal
+        if retain is not None and hasattr(self.core.store, "purge_terminal"):
+            every = min(max(retain / 4, 0.05), 60.0)
+            self._loops.append(loop.create_task(self._every(every, self.retain), name="agentproto-a2a-retention"))
         store = self._postgres
         if store is not None and self.listener is None:
             from agentproto.a2a.postgres_listener import PgListener
@@ -187,6 +197,21 @@ class Replicas:
         """Whether `record`'s turn runs in another server whose lease is live."""
         lease = record.lease
         return lease is not None and lease.owner not in ("", self.owner) and lease.until_ms >= _now_ms()
+
+    async def retain(self) -> int:
+        """Retention: deletes the terminal tasks older than `ServerOptions.retain_terminal`
+        (in batches, each its own transaction); returns how many."""
+        retain = self.core.options.retain_terminal
+        purge = getattr(self.core.store, "purge_terminal", None)
+        if retain is None or purge is None:
+            return 0
+        before = _now_ms() - int(retain * 1000)
+        total = 0
+        while True:
+            purged: int = await purge(before, RETAIN_BATCH)
+            total += purged
+            if purged < RETAIN_BATCH:
+                return total
 
     # --- cancel across replicas -------------------------------------------------------
 
