@@ -8,13 +8,14 @@
  * Tasks live in the durable SQLite store in `FILE` (default `agentproto.db`, created if
  * missing; `node:sqlite` on Node 22.5+, else the `better-sqlite3` package), or with
  * `--memory` in a bounded in-memory store. Push notifications go through the SSRF guard;
- * `--push-allow-private` lets them reach loopback and private addresses. It prints `listening on http://HOST:PORT`
- * once it serves, and stops on SIGINT or SIGTERM.
+ * `--push-allow-private` lets them reach loopback and private addresses. `--header-timeout SECONDS`
+ * closes a connection whose request head has not arrived in that time (default 15). It prints
+ * `listening on http://HOST:PORT` once it serves, and stops on SIGINT or SIGTERM.
  */
 
 import { A2aCore, A2aHttpServer, DemoAgent, demoCard, MemoryStore, SqliteStore, type TaskStore } from "../a2a/server/index.js";
 
-const USAGE = "usage: a2a-server.js --addr HOST:PORT [--db FILE | --memory] [--push-allow-private]";
+const USAGE = "usage: a2a-server.js --addr HOST:PORT [--db FILE | --memory] [--push-allow-private] [--header-timeout SECONDS]";
 
 /** Runs the server until a signal; returns the exit code. */
 export async function main(args: readonly string[]): Promise<number> {
@@ -22,12 +23,20 @@ export async function main(args: readonly string[]): Promise<number> {
   let memory = false;
   let db: string | null = null;
   let pushAllowPrivate = false;
+  let headerTimeout: number | undefined;
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
     if (a === "--addr" && args[i + 1] !== undefined) addr = args[++i] as string;
     else if (a === "--memory") memory = true;
     else if (a === "--db" && args[i + 1] !== undefined) db = args[++i] as string;
     else if (a === "--push-allow-private") pushAllowPrivate = true;
+    else if (a === "--header-timeout" && args[i + 1] !== undefined) {
+      headerTimeout = Number(args[++i]);
+      if (!(headerTimeout > 0)) {
+        process.stderr.write(`a2a-server: --header-timeout wants a positive number of seconds\n${USAGE}\n`);
+        return 2;
+      }
+    }
     else if (a === "--help" || a === "-h") {
       process.stdout.write(`${USAGE}\n`);
       return 0;
@@ -56,7 +65,8 @@ export async function main(args: readonly string[]): Promise<number> {
   }
   // The SSRF guard refuses push targets that are not public unless told otherwise.
   const push = pushAllowPrivate ? { allowLoopback: true, allow: ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7"] } : {};
-  const server = new A2aHttpServer((url) => new A2aCore(new DemoAgent(), { card: demoCard(url), store, push }));
+  const limits = headerTimeout === undefined ? {} : { headerTimeoutMs: headerTimeout * 1000 };
+  const server = new A2aHttpServer((url) => new A2aCore(new DemoAgent(), { card: demoCard(url), store, push }), limits);
   try {
     await server.listen(port, host);
   } catch (e) {

@@ -15,7 +15,8 @@ outlive the process; `--db postgres://…` (or `postgresql://…`) keeps them in
 tasks, live streams and cancels included. `--turn-lease SECONDS` sets how long a turn of
 a server that died stays WORKING before another fails it. `--grpc-listen HOST:PORT` serves the gRPC binding there too (the
 card names it; needs the `agentproto[grpc]` extra). Push configs may name public addresses only, unless
-`--push-allow-private` (loopback and private networks too: tests, local receivers). Ctrl-C or SIGTERM stops it.
+`--push-allow-private` (loopback and private networks too: tests, local receivers). A connection whose
+request head has not arrived within `--header-timeout` seconds (15) is closed. Ctrl-C or SIGTERM stops it.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from agentproto.a2a.demo import DemoAgent, card
 from agentproto.a2a.memory_store import MemoryStore
 from agentproto.a2a.push_guard import PushGuard
 from agentproto.a2a.server import ServerOptions, create_app
+from agentproto.a2a.server.uvicorn_limits import uvicorn_protocol
 from agentproto.a2a.sqlite_store import SqliteStore
 from agentproto.a2a.store import Store, StoreError
 
@@ -57,6 +59,9 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         "--grpc-listen", metavar="HOST:PORT", help="also serve the gRPC binding there (needs agentproto[grpc])"
     )
     parser.add_argument("--delay", type=float, default=2.0, help="seconds the delayed TCK scenarios wait")
+    parser.add_argument(
+        "--header-timeout", type=float, default=15.0, help="seconds a connection may take to send a request head"
+    )
     return parser.parse_args(argv)
 
 
@@ -93,7 +98,14 @@ async def serve(args: argparse.Namespace) -> None:
         grpc_server.add_generic_rpc_handlers((grpc_handler(app.core),))
         await grpc_server.start()
     # Open streams would hold a shutdown up forever: they are cut after a few seconds.
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False, timeout_graceful_shutdown=3)
+    config = uvicorn.Config(
+        app,
+        http=uvicorn_protocol(header_timeout=args.header_timeout),
+        log_level="warning",
+        lifespan="on",
+        access_log=False,
+        timeout_graceful_shutdown=3,
+    )
     server = uvicorn.Server(config)
     started = asyncio.create_task(server.serve(sockets=[listener]))
     while not server.started and not started.done():

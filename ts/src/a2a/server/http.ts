@@ -111,6 +111,34 @@ function answer(res: ServerResponse, status: number, body: string, headers: Reco
   res.end(body);
 }
 
+/** The first coding a `Transfer-Encoding` or `Content-Encoding` field lists (codings compared
+ * without case or parameters) that is not `allowed`, else null. */
+function foreignCoding(value: string | undefined, allowed: string): string | null {
+  for (const coding of (value ?? "").split(",")) {
+    const token = (coding.split(";")[0] ?? "").trim();
+    if (token !== "" && token.toLowerCase() !== allowed) return token;
+  }
+  return null;
+}
+
+/** A request in a coding this server does not decode is refused, not read as plain JSON:
+ * 501 for a transfer coding other than `chunked` (RFC 9112 §6.1, the connection closed),
+ * 415 with `Accept-Encoding: identity` for a content coding (RFC 9110 §15.5.16). */
+function refusedCoding(req: IncomingMessage, res: ServerResponse): boolean {
+  const plain = { "content-type": "text/plain; charset=utf-8" };
+  const transfer = foreignCoding(req.headers["transfer-encoding"], "chunked");
+  if (transfer !== null) {
+    answer(res, 501, `transfer coding "${transfer}" is not supported; only chunked is\n`, plain, true);
+    return true;
+  }
+  const content = foreignCoding(req.headers["content-encoding"], "identity");
+  if (content !== null) {
+    answer(res, 415, `content coding "${content}" is not supported; send the body without one\n`, { ...plain, "accept-encoding": "identity" });
+    return true;
+  }
+  return false;
+}
+
 /** The card's bytes and validators. */
 interface CardCache {
   readonly body: string;
@@ -286,6 +314,7 @@ export function a2aListener(core: A2aCore, options: HttpOptions = {}): A2aListen
     const path = q < 0 ? url : url.slice(0, q);
     const query = q < 0 ? "" : url.slice(q + 1);
     const method = req.method ?? "GET";
+    if (refusedCoding(req, res)) return;
     if ((path === "/.well-known/agent-card.json" || path === "/.well-known/agent.json") && (method === "GET" || method === "HEAD")) return serveCard(req, res);
     const isJsonRpc = path === jsonRpcPath && method === "POST";
     const isRest = !isJsonRpc && (restPrefix === "" || path === restPrefix || path.startsWith(`${restPrefix}/`));
@@ -324,6 +353,8 @@ export class A2aHttpServer {
   private readonly net: NetServer;
   private readonly sockets = new Set<Socket>();
   private readonly refused = new Set<Socket>();
+  /** Connections whose first request head has not come yet, with the timer closing them. */
+  private readonly silent = new Map<Socket, NodeJS.Timeout>();
   private serving: A2aCore | null = null;
   private listener: A2aListener | null = null;
 
@@ -342,7 +373,10 @@ export class A2aHttpServer {
         keepAliveTimeout: options.idleTimeoutMs ?? 60_000,
         connectionsCheckingInterval: Math.min(1000, headerTimeout),
       },
-      (req, res) => (this.listener as A2aListener)(req, res),
+      (req, res) => {
+        this.headCame(req.socket);
+        (this.listener as A2aListener)(req, res);
+      },
     );
     const max = options.maxConnections ?? 1024;
     this.net = createNetServer((socket) => {
@@ -356,11 +390,26 @@ export class A2aHttpServer {
         return;
       }
       this.sockets.add(socket);
-      socket.once("close", () => this.sockets.delete(socket));
+      // node:http times a head only from its first byte: a connection that never sends one
+      // would be held until its client leaves. Closed unless a request head comes in time
+      // (later heads: node's headersTimeout, idle time between requests: keepAliveTimeout).
+      this.silent.set(socket, setTimeout(() => socket.destroy(), headerTimeout));
+      socket.once("close", () => {
+        this.sockets.delete(socket);
+        this.headCame(socket);
+      });
       // Answers and stream events go out at once, not held back for a delayed ACK.
       socket.setNoDelay(true);
       this.http.emit("connection", socket);
     });
+  }
+
+  private headCame(socket: Socket): void {
+    const timer = this.silent.get(socket);
+    if (timer !== undefined) {
+      clearTimeout(timer);
+      this.silent.delete(socket);
+    }
   }
 
   private use(core: A2aCore): void {

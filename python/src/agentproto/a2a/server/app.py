@@ -25,6 +25,7 @@ from agentproto.a2a.errors import A2aError, ErrorKind
 from agentproto.a2a.executor import AgentExecutor, Principal
 from agentproto.a2a.generated.v1 import OPERATIONS, AgentCard, Operation
 from agentproto.a2a.memory_store import MemoryStore
+from agentproto.a2a.server import codings
 from agentproto.a2a.server.core import CallContext, ServerOptions, StreamEvent, call_context
 from agentproto.a2a.server.turns import Core
 from agentproto.a2a.server.v03_binding import answer_v03
@@ -107,6 +108,10 @@ class A2aApp:
             key = name.decode("latin-1").lower()
             text = value.decode("latin-1")
             headers[key] = f"{headers[key]}, {text}" if key in headers else text
+        refused = codings.refusal(headers)
+        if refused is not None:
+            await _answer(send, *refused)
+            return
         if path == self.options.card_path and method in ("GET", "HEAD"):
             await self._card_answer(headers, send, method == "HEAD")
             return
