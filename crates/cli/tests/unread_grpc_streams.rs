@@ -1,8 +1,9 @@
 //! Memory of `agentproto serve` holding gRPC streams whose clients stopped reading (issue
-//! 35: the stream budget on the gRPC binding as on SSE). Many `SubscribeToTask` calls on
-//! one task, each on its own HTTP/2 connection whose client grants a 4 KiB stream window
-//! and reads nothing after the stream's first message; then one message of about 4 MiB
-//! continues the task, whose echo makes two events of that size for every subscriber.
+//! 35: the stream budget on the gRPC binding as on SSE; `unread_streams.rs` is the same
+//! on JSON-RPC). `SubscribeToTask` calls, each on its own HTTP/2 connection whose client
+//! grants a 4 KiB stream window and reads nothing after the stream's first message; then
+//! one message of about 4 MiB continues each task, whose echo makes two events of that
+//! size for every subscriber.
 //! h2 keeps each event's data frame until the client's window lets it out, which it
 //! never does: the stream budget (`--stream-budget-mib`) must bound those frames too.
 //! The server's peak resident memory (`VmHWM` in `/proc/<pid>/status`) may grow by what
@@ -13,6 +14,7 @@
 
 mod support;
 
+use std::future::Future;
 use std::process::Stdio;
 
 use bytes::Bytes;
@@ -24,8 +26,10 @@ use tokio::process::{Child, Command};
 
 /// The follow-up message's size.
 const BODY: usize = 4 << 20;
-/// Subscribers that stop reading, each on its own connection.
+/// Subscribers that stop reading on one task, each on its own connection.
 const STREAMS: usize = 24;
+/// Tasks with one subscriber that stops reading each.
+const TASKS: usize = 6;
 /// The stream budget given to the server, MiB.
 const BUDGET_MIB: usize = 8;
 /// Beyond the budget: the copies of an event being encoded into its frame before the
@@ -82,6 +86,8 @@ fn subscribe_message(task: &str) -> Bytes {
 struct Subscriber {
     body: h2::RecvStream,
     connection: tokio::task::JoinHandle<Result<(), h2::Error>>,
+    /// Tells the connection to open its window wide, for the drain.
+    widen: tokio::sync::oneshot::Sender<()>,
 }
 
 /// A `SubscribeToTask` on a connection of its own with a 4 KiB receive buffer and a
@@ -91,11 +97,27 @@ async fn subscriber(addr: &str, task: &str) -> Subscriber {
     let socket = TcpSocket::new_v4().unwrap();
     socket.set_recv_buffer_size(4096).unwrap();
     let io = within("connect", socket.connect(addr.parse().unwrap())).await.unwrap();
-    let (mut client, connection) =
+    // Window updates go out at once (the drain grants 4 KiB at a time).
+    io.set_nodelay(true).unwrap();
+    let (mut client, mut connection) =
         within("the HTTP/2 handshake", h2::client::Builder::new().initial_window_size(4096).handshake(io))
             .await
             .unwrap();
-    let connection = tokio::spawn(connection);
+    let (widen, widened) = tokio::sync::oneshot::channel::<()>();
+    let connection = tokio::spawn(async move {
+        // The connection driven; once the drain begins, with a wide window.
+        let mut widened = Some(widened);
+        std::future::poll_fn(|cx| {
+            if let Some(signal) = widened.as_mut() {
+                if std::pin::Pin::new(signal).poll(cx).is_ready() {
+                    widened = None;
+                    connection.set_initial_window_size(8 << 20)?;
+                }
+            }
+            std::pin::Pin::new(&mut connection).poll(cx)
+        })
+        .await
+    });
     let request = http::Request::post(format!("http://{addr}/lf.a2a.v1.A2AService/SubscribeToTask"))
         .header("content-type", "application/grpc")
         .header("te", "trailers")
@@ -111,7 +133,7 @@ async fn subscriber(addr: &str, task: &str) -> Subscriber {
     let mut body = response.into_body();
     let first = within("the stream's first message", body.data()).await.expect("a first message").unwrap();
     assert!(!first.is_empty());
-    Subscriber { body, connection }
+    Subscriber { body, connection, widen }
 }
 
 /// How the streams ended, each read to its end once the measure is taken.
@@ -126,6 +148,7 @@ struct Outcomes {
 }
 
 async fn drain(mut sub: Subscriber, outcomes: &mut Outcomes) {
+    let _ = sub.widen.send(());
     let ended = within("the rest of a stream", async {
         while let Some(data) = sub.body.data().await {
             let data = data?;
@@ -146,30 +169,34 @@ async fn drain(mut sub: Subscriber, outcomes: &mut Outcomes) {
     sub.connection.abort();
 }
 
-/// A server with one task and `streams` unread subscribers, then the large message to
-/// the task: the growth of its peak resident memory over its resident memory before the
-/// message, and the outcomes.
-async fn large_events_to(streams: usize) -> (usize, Outcomes) {
+/// A server with `tasks` tasks, each with `streams` unread subscribers, then the large
+/// message to each task in turn: the growth of its peak resident memory over its
+/// resident memory before the messages, and the outcomes.
+async fn large_events_to(tasks: usize, streams: usize) -> (usize, Outcomes) {
     let (child, http, grpc) = spawn_grpc().await;
     let pid = child.id().unwrap();
-    let first =
-        json!({"message": {"messageId": "tck-input-required-1", "role": "ROLE_USER", "parts": [{"text": "more?"}]}});
-    let (status, answer, _) = call(&http, "POST", "/a2a/rest/message:send", Some(&first)).await;
-    assert_eq!(status, 200, "{answer}");
-    let task = answer["task"]["id"].as_str().unwrap().to_owned();
+    let mut ids = Vec::new();
     let mut held = Vec::new();
-    for _ in 0..streams {
-        held.push(subscriber(&grpc, &task).await);
+    for t in 0..tasks {
+        let first = json!({"message": {"messageId": format!("tck-input-required-{t}"), "role": "ROLE_USER", "parts": [{"text": "more?"}]}});
+        let (status, answer, _) = call(&http, "POST", "/a2a/rest/message:send", Some(&first)).await;
+        assert_eq!(status, 200, "{answer}");
+        let task = answer["task"]["id"].as_str().unwrap().to_owned();
+        for _ in 0..streams {
+            held.push(subscriber(&grpc, &task).await);
+        }
+        ids.push(task);
     }
     let before = kib(pid, "VmRSS:");
     let text = "x".repeat(BODY - 512);
-    let follow =
-        json!({"message": {"messageId": "follow", "taskId": task, "role": "ROLE_USER", "parts": [{"text": text}]}});
-    let send = json!({"jsonrpc": "2.0", "id": 2, "method": "SendMessage", "params": follow});
-    let (status, bytes) = open(&http, "POST", "/", &[], Some(&send)).await.finish().await;
-    assert_eq!(status, 200);
-    let answer: Value = serde_json::from_slice(&bytes).unwrap();
-    assert_eq!(answer["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+    for (t, task) in ids.iter().enumerate() {
+        let follow = json!({"message": {"messageId": format!("follow-{t}"), "taskId": task, "role": "ROLE_USER", "parts": [{"text": text}]}});
+        let send = json!({"jsonrpc": "2.0", "id": 2, "method": "SendMessage", "params": follow});
+        let (status, bytes) = open(&http, "POST", "/", &[], Some(&send)).await.finish().await;
+        assert_eq!(status, 200);
+        let answer: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(answer["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+    }
     // Each stream read to its end, one after the other: those still holding the events
     // hold them until their turn comes.
     let mut outcomes = Outcomes::default();
@@ -181,30 +208,46 @@ async fn large_events_to(streams: usize) -> (usize, Outcomes) {
     (growth, outcomes)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn unread_grpc_streams_of_large_events_stay_within_the_stream_budget() {
-    let (alone, _) = large_events_to(0).await;
-    let (growth, outcomes) = large_events_to(STREAMS).await;
+/// The peak growth with unread subscribers against the same messages without them.
+async fn within_budget(tasks: usize, streams: usize) -> Outcomes {
+    let (alone, _) = large_events_to(tasks, 0).await;
+    let (growth, outcomes) = large_events_to(tasks, streams).await;
+    let what = format!("{tasks} task(s) × {streams} unread gRPC streams");
     let bound = alone + (BUDGET_MIB << 20) + ALLOWANCE;
     let mib = |b: usize| b as f64 / (1 << 20) as f64;
     println!(
-        "{STREAMS} unread gRPC streams, budget {BUDGET_MIB} MiB: peak growth {:.1} MiB (without subscribers \
-         {:.1}, bound {:.1}); {outcomes:?}",
+        "{what}, budget {BUDGET_MIB} MiB: peak growth {:.1} MiB (without subscribers {:.1}, bound {:.1}); \
+         {outcomes:?}",
         mib(growth),
         mib(alone),
         mib(bound)
     );
     assert!(
         growth <= bound,
-        "peak resident memory grew by {:.1} MiB for {STREAMS} unread gRPC streams of {:.1} MiB events under a \
-         {BUDGET_MIB} MiB stream budget ({:.1} MiB without subscribers): more than {:.1} MiB ({outcomes:?})",
+        "peak resident memory grew by {:.1} MiB for {what} of {:.1} MiB events under a {BUDGET_MIB} MiB stream \
+         budget ({:.1} MiB without subscribers): more than {:.1} MiB ({outcomes:?})",
         mib(growth),
         mib(BODY),
         mib(alone),
         mib(bound)
     );
-    assert_eq!(outcomes.lagged + outcomes.closed + outcomes.completed, STREAMS, "{outcomes:?}");
+    assert_eq!(outcomes.lagged + outcomes.closed + outcomes.completed, tasks * streams, "{outcomes:?}");
     // Two such events take the whole budget: at most one subscriber is left to hold them.
     assert!(outcomes.completed <= 1, "{outcomes:?}");
+    outcomes
+}
+
+/// One event for many subscribers at once: the budget is checked at each one's copy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_unread_grpc_streams_of_one_large_event_stay_within_the_stream_budget() {
+    within_budget(1, STREAMS).await;
+}
+
+/// Events for one subscriber at a time, each taken from its queue at once and encoded
+/// into a data frame h2 holds until the client's window opens, which it never does: the
+/// frames stay charged, and those that do not fit are freed by closing their connections.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn data_frames_h2_holds_for_clients_that_do_not_read_stay_within_the_stream_budget() {
+    let outcomes = within_budget(TASKS, 1).await;
     assert!(outcomes.closed >= 1, "{outcomes:?}");
 }
