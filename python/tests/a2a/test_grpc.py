@@ -12,6 +12,7 @@ from typing import Any
 
 import grpc
 import grpc.aio
+import msgspec
 import pytest
 
 from agentproto.a2a import grpc_wire
@@ -19,7 +20,7 @@ from agentproto.a2a.client.grpc_client import A2aGrpcClient
 from agentproto.a2a.codec import encode
 from agentproto.a2a.demo import DemoAgent, card
 from agentproto.a2a.errors import A2aError, ErrorKind, PeerError
-from agentproto.a2a.executor import Principal
+from agentproto.a2a.executor import Principal, RequestContext, TaskUpdater
 from agentproto.a2a.generated.v1 import (
     CancelTaskRequest,
     GetTaskRequest,
@@ -27,6 +28,7 @@ from agentproto.a2a.generated.v1 import (
     Message,
     Part,
     Role,
+    SendMessageConfiguration,
     SendMessageRequest,
     SubscribeToTaskRequest,
     Task,
@@ -34,6 +36,7 @@ from agentproto.a2a.generated.v1 import (
     TaskState,
 )
 from agentproto.a2a.generated.v1_proto import SERVICE
+from agentproto.a2a.memory_store import MemoryStore
 from agentproto.a2a.push_guard import PushGuard
 from agentproto.a2a.server import ServerOptions, create_app
 from agentproto.a2a.server.grpc_server import grpc_status, start_grpc
@@ -105,9 +108,12 @@ def _send(text: str, message_id: str) -> SendMessageRequest:
     return SendMessageRequest(message=Message(message_id=message_id, role=Role.USER, parts=[Part(text=text)]))
 
 
-async def _with_server(test: Callable[[str], Awaitable[None]], **settings: Any) -> None:
+async def _with_server(
+    test: Callable[[str], Awaitable[None]], agent: Any = None, store: Any = None, **settings: Any
+) -> None:
     options = ServerOptions(push_guard=PushGuard.permissive(), **settings)
-    app = create_app(DemoAgent(0.05), card("http://127.0.0.1:9"), options=options)
+    executor = DemoAgent(0.05) if agent is None else agent
+    app = create_app(executor, card("http://127.0.0.1:9"), store=store, options=options)
     server, port = await start_grpc(app.core, "127.0.0.1:0", start_core=True)
     try:
         async with asyncio.timeout(BOUND):
@@ -214,3 +220,51 @@ def test_metadata_reaches_the_auth_hook_the_tenant_scopes_and_the_version_is_che
             assert version.value.kind is ErrorKind.VERSION_NOT_SUPPORTED
 
     asyncio.run(_with_server(scenario, authenticate=authenticate))
+
+
+class Chatty:
+    """WORKING, five artifacts, then waits to be canceled."""
+
+    async def execute(self, context: RequestContext, updater: TaskUpdater) -> None:
+        await updater.working()
+        for i in range(5):
+            await updater.add_artifact(f"piece {i}", artifact_id=f"a{i}")
+        await asyncio.Event().wait()
+
+
+def test_a_resume_past_what_the_log_holds_ends_with_data_loss_and_the_client_subscribes_again() -> None:
+    async def scenario(target: str) -> None:
+        async with A2aGrpcClient(target, timeout=10) as client:
+            go = SendMessageRequest(
+                message=Message(message_id="go", role=Role.USER, parts=[Part(text="go")]),
+                configuration=SendMessageConfiguration(return_immediately=True),
+            )
+            started = await client.send_message(go)
+            assert isinstance(started.task, Task)
+            task_id = started.task.id
+            # Follow the task until its fifth artifact: the log (3 events) then holds 5..7.
+            watching = client.subscribe_to_task(SubscribeToTaskRequest(id=task_id))
+            async for item in watching:
+                task, update = item.event.task, item.event.artifact_update
+                if not isinstance(task, msgspec.UnsetType) and "a4" in [a.artifact_id for a in task.artifacts]:
+                    break  # it had them all when the subscription began
+                if not isinstance(update, msgspec.UnsetType) and update.artifact.artifact_id == "a4":
+                    break
+            await watching.aclose()  # type: ignore[attr-defined]
+            async with grpc.aio.insecure_channel(target) as channel:
+                call = channel.unary_stream(f"/{SERVICE}/SubscribeToTask")
+                data = grpc_wire.from_json("SubscribeToTaskRequest", {"id": task_id})
+                stream = call(data, metadata=(("last-event-id", "1"),), timeout=10)
+                first = grpc_wire.decode("StreamResponse", await stream.read())
+                assert isinstance(first.task, Task)
+                with pytest.raises(grpc.aio.AioRpcError) as lost:
+                    await stream.read()
+                assert lost.value.code() is grpc.StatusCode.DATA_LOSS
+            resumed = client.subscribe_to_task(SubscribeToTaskRequest(id=task_id), last_event_id="1")
+            again = [await anext(resumed), await anext(resumed)]
+            assert all(isinstance(item.event.task, Task) for item in again)  # the task, then as it is now
+            await resumed.aclose()  # type: ignore[attr-defined]
+            canceled = await client.cancel_task(CancelTaskRequest(id=task_id))
+            assert canceled.status.state is TaskState.CANCELED
+
+    asyncio.run(_with_server(scenario, agent=Chatty(), store=MemoryStore(max_events=3)))

@@ -11,8 +11,10 @@ async with A2aGrpcClient("127.0.0.1:50051") as client:
 An error status becomes a `PeerError`: `status` is the gRPC code's name, `reason` and
 `metadata` come from the `ErrorInfo` of `grpc-status-details-bin` (without one, `code`
 is the JSON-RPC code the status stands for). Idempotent calls are retried after
-`UNAVAILABLE`; a broken stream resumes with `SubscribeToTask` (and `last-event-id`
-metadata when the caller gave one). Needs the `grpc` extra.
+`UNAVAILABLE`. Streamed events carry no ids (`StreamItem.id` is `None`): a stream that
+ends with `UNAVAILABLE`, `DATA_LOSS` or `ABORTED` once its task is known resumes with
+`SubscribeToTask`, which starts with the task as it is now (a `last_event_id` the caller
+gives is sent as `last-event-id` metadata on the first call only). Needs the `grpc` extra.
 """
 
 from __future__ import annotations
@@ -45,6 +47,11 @@ _KIND_OF_STATUS = {
     grpc.StatusCode.RESOURCE_EXHAUSTED: ErrorKind.RATE_LIMITED,
     grpc.StatusCode.DEADLINE_EXCEEDED: ErrorKind.REQUEST_TIMEOUT,
 }
+
+
+_RESUMABLE = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DATA_LOSS, grpc.StatusCode.ABORTED})
+"""Statuses that end a stream the caller resumes: the connection broke, the events after
+the resume point are gone (`DATA_LOSS`), the reader fell behind (`ABORTED`)."""
 
 
 def _peer_error(e: grpc.aio.AioRpcError) -> PeerError:
@@ -126,8 +133,8 @@ class A2aGrpcClient(A2aClient):
         self, operation: Operation, request: Any, *, last_event_id: str | None = None
     ) -> AsyncIterator[StreamItem]:
         """Calls a streaming operation; its events until the server ends the stream. A
-        stream that breaks off (`UNAVAILABLE`) is resumed with `SubscribeToTask` up to
-        `retries` times once its task is known.
+        stream that breaks off (see the module documentation) is resumed with
+        `SubscribeToTask` up to `retries` times once its task is known.
 
         Raises:
             PeerError: the server refused the call or ended the stream with an error.
@@ -158,11 +165,12 @@ class A2aGrpcClient(A2aClient):
                         task_id = found
                     yield StreamItem(value, None)
             except grpc.aio.AioRpcError as e:
-                if e.code() != grpc.StatusCode.UNAVAILABLE or task_id is None or resumes >= self.retries:
+                if e.code() not in _RESUMABLE or task_id is None or resumes >= self.retries:
                     raise self._failure(operation, e) from None
             finally:
                 call.cancel()
             resumes += 1
+            last_event_id = None  # events carry no ids: the task comes again as it is now
             await asyncio.sleep(self.backoff * (2 ** (resumes - 1)))
             operation = Operation.SUBSCRIBE_TO_TASK
             request = SubscribeToTaskRequest(tenant=tenant, id=task_id)

@@ -14,7 +14,9 @@ Messages cross as protobuf bytes, read and written by the table-driven codec
 by the decoders the JSON bindings use. Metadata stands for headers: the auth hook sees
 it, `a2a-version` is checked (missing: 1.0, as gRPC clients send none), `last-event-id`
 resumes `SubscribeToTask`. An error is the error table's gRPC status with its message
-and a `google.rpc.Status` carrying an `ErrorInfo` (`grpc-status-details-bin`).
+and a `google.rpc.Status` carrying an `ErrorInfo` (`grpc-status-details-bin`). Streamed
+events carry no ids; where the log no longer holds the events after a resume point the
+stream ends with `DATA_LOSS` (as the Rust server's does), and the caller subscribes again.
 
 Needs the `grpc` extra (`pip install agentproto[grpc]`).
 """
@@ -112,13 +114,17 @@ class _Service:
 
         async def handle(data: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[bytes]:
             error: A2aError | None = None
+            gap: tuple[int, int] | None = None
             events: Any = None
             try:
                 cx, request = await self._prepare(operation, data, context)
                 events = await self.core.handle(cx, operation, request)
                 async for item in events:
                     if isinstance(item, Gap):
-                        continue  # gRPC has no gap event; the stream goes on after it
+                        # gRPC events carry no ids and there is no gap event: the stream
+                        # ends, and the caller subscribes again for the task as it is now.
+                        gap = (item.after, item.resumed_at)
+                        break
                     yield grpc_wire.encode("StreamResponse", item.event)
             except A2aError as e:
                 error = e
@@ -127,6 +133,12 @@ class _Service:
                     await events.aclose()
             if error is not None:
                 await _abort(context, error)
+            if gap is not None:
+                await context.abort(
+                    grpc.StatusCode.DATA_LOSS,
+                    f"events after {gap[0]} up to {gap[1]} are no longer held; "
+                    "subscribe again for the task as it is now",
+                )
 
         return handle
 
