@@ -4,12 +4,13 @@ events and cancels across server processes (replicas) sharing one database.
 **Leases.** A task whose turn runs holds a lease naming this process (`Tasks.owner`)
 until a time; every commit of the turn sets it, and a renewal round every third of
 `ServerOptions.turn_lease` extends the leases of every turn running here. A process that
-dies stops renewing. A message to a task whose turn runs in another live server is
-refused, as one to a turn running here is. Every half lease, each process *sweeps*: a task whose lease has
-expired, and whose turn does not run here, is failed through an ordinary commit checked
-against the version it read — so when several replicas sweep at once exactly one ends
-it, and its FAILED event reaches every subscriber like any other. Any store works (on
-SQLite, a restarted server fails the turns its previous run left).
+dies stops renewing. A message to a task whose turn runs in another live server is taken
+(a turn of its own here), as one to a turn running here is. Every half lease, each process
+*sweeps*: a task whose lease has expired, and whose turn does not run here, is failed
+through an ordinary commit checked against the version it read — so when several
+replicas sweep at once exactly one ends it, and its FAILED event reaches every
+subscriber like any other. Any store works (on SQLite, a restarted server fails the
+turns its previous run left).
 
 **Retention.** With `ServerOptions.retain_terminal`, a round every quarter of it (at most a
 minute) deletes the terminal tasks older than that, on a store that can (`purge_terminal`:

@@ -5,8 +5,10 @@ A send, step by step: the task the message goes to (an existing live one in the 
 context, or new ids); the follow-up message recorded on an existing task; the executor's
 turn started as an asyncio task; then the answer from its first update: a direct
 message, the task (at once with `returnImmediately`, else when the turn ends), or the
-stream of the task's events until the turn ends. One turn runs per task at a time: a
-message to a task whose turn is still running is refused.
+stream of the task's events until the turn ends. A message to a task whose turn is still
+running (here or in another replica) is taken as the Rust server takes it: recorded in the
+history, it starts a turn of its own beside the running one (their commits are ordered by
+the task's version); CancelTask and shutdown reach every turn running here on the task.
 """
 
 from __future__ import annotations
@@ -50,7 +52,6 @@ from agentproto.a2a.tasks import (
     StatusChange,
     change_error,
     follow,
-    is_active,
     is_terminal,
     now_timestamp,
     store_error,
@@ -68,6 +69,17 @@ class _Running:
     context: RequestContext
     updater: TaskUpdater
     turn: asyncio.Task[None]
+    beside: _Running | None = None
+    """The turn that was running on the task when this one started, if any."""
+
+    def chain(self) -> list[_Running]:
+        """This turn and the ones it started beside, newest first."""
+        turns: list[_Running] = []
+        running: _Running | None = self
+        while running is not None:
+            turns.append(running)
+            running = running.beside
+        return turns
 
 
 class Core(CoreBase):
@@ -76,7 +88,9 @@ class Core(CoreBase):
     def __init__(self, executor: AgentExecutor, card: AgentCard, store: Store, options: ServerOptions) -> None:
         super().__init__(executor, card, store, options)
         self.running: dict[TaskKey, _Running] = {}
-        """The turns running in this process, by task."""
+        """The newest turn running in this process on each task, while any of its turns runs."""
+        self.turns: dict[TaskKey, int] = {}
+        """How many turns run in this process on each task."""
         self.pusher: PushWorker | None = None
         self._pushing: asyncio.Task[None] | None = None
         self.replicas = Replicas(self)
@@ -158,9 +172,6 @@ class Core(CoreBase):
                 f"contextId {message.context_id!r} does not match task {task.id}'s context {task.context_id!r}",
             )
             raise error.with_metadata("path", "$.params.message.contextId")
-        if is_active(task.status.state) and (key in self.running or self.replicas.runs_elsewhere(record)):
-            error = A2aError(ErrorKind.UNSUPPORTED_OPERATION, f"a turn is still running on task {task.id}")
-            raise error.with_metadata("taskId", task.id)
         return key, task.context_id, record
 
     async def send(self, cx: CallContext, r: SendMessageRequest, *, streaming: bool) -> Any:
@@ -205,7 +216,8 @@ class Core(CoreBase):
             metadata=r.metadata,
         )
         turn = asyncio.get_running_loop().create_task(self._run_turn(context, updater))
-        self.running[key] = _Running(context, updater, turn)
+        self.running[key] = _Running(context, updater, turn, self.running.get(key))
+        self.turns[key] = self.turns.get(key, 0) + 1
         # Shielded: a caller that goes away must not cancel what the turn resolves.
         first = await asyncio.shield(updater.first)  # the error of a turn that failed before it began
         if isinstance(first, Message):
@@ -256,9 +268,14 @@ class Core(CoreBase):
                 except A2aError:
                     pass  # the task ended meanwhile (canceled)
         finally:
-            running = self.running.get(updater.key)
-            if running is not None and running.updater is updater:
-                del self.running[updater.key]
+            # While another turn on the task runs, the task stays registered (its lease
+            # renewed, CancelTask reaching it).
+            left = self.turns.get(updater.key, 1) - 1
+            if left > 0:
+                self.turns[updater.key] = left
+            else:
+                self.turns.pop(updater.key, None)
+                self.running.pop(updater.key, None)
             updater.end(error)  # nobody waits on this turn for ever, however it ended
 
     # --- canceling -----------------------------------------------------------------
@@ -287,24 +304,29 @@ class Core(CoreBase):
         return task
 
     async def cancel_running(self, running: _Running) -> None:
-        """Cancels a turn running here: the executor's `cancel`, else the task moves to
-        CANCELED and the turn is cancelled."""
-        running.context.cancelled.set()
+        """Cancels the turns running here on a task (`running`, the newest, and those it
+        started beside): the executor's `cancel` with the newest, else the task moves to
+        CANCELED and the turns are cancelled."""
+        turns = running.chain()
+        for each in turns:
+            each.context.cancelled.set()
         cancel = getattr(self.executor, "cancel", None)
         if cancel is not None:
             await cancel(running.context, running.updater)
         else:
             await running.updater.cancel()
-            running.turn.cancel()
+            for each in turns:
+                each.turn.cancel()
 
     async def shutdown(self) -> None:
         """Cancels the running turns and ends every stream."""
         await self.replicas.stop()
         turns = []
-        for running in list(self.running.values()):
-            running.context.cancelled.set()
-            running.turn.cancel()
-            turns.append(running.turn)
+        for newest in list(self.running.values()):
+            for running in newest.chain():
+                running.context.cancelled.set()
+                running.turn.cancel()
+                turns.append(running.turn)
         self.hub.close()
         if turns:
             await asyncio.wait(turns, timeout=5)
