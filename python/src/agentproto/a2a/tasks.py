@@ -15,6 +15,7 @@ Stored `Task` values are shared and never changed in place: a change builds a ne
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -91,10 +92,19 @@ def ends_turn(event: StreamResponse) -> bool:
     return event.message is not msgspec.UNSET
 
 
+_second: tuple[int, str] = (-1, "")
+"""The last second `now_timestamp` formatted, and its text up to the milliseconds."""
+
+
 def now_timestamp() -> str:
     """Now, as the canonical timestamp text (UTC, milliseconds)."""
-    now = datetime.now(UTC)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+    global _second
+    second, ns = divmod(time.time_ns(), 1_000_000_000)
+    known, prefix = _second
+    if second != known:
+        prefix = time.strftime("%Y-%m-%dT%H:%M:%S.", time.gmtime(second))
+        _second = (second, prefix)
+    return f"{prefix}{ns // 1_000_000:03d}Z"
 
 
 @dataclass(frozen=True, slots=True)
