@@ -13,6 +13,10 @@ that names IPPROTO_TCP (so that asyncio turns Nagle off). The executors are the 
 - any other: Working -> artifact "echo" with the text "Echo: benchmark" -> Completed.
 
 Prints `LISTENING <port>` on stdout once uvicorn accepts connections; stops on SIGTERM or SIGINT.
+
+With --grpc, the same core (executor and store) is served over agentproto's gRPC binding instead
+(`agentproto.a2a.server.grpc_server`, the `grpc` extra: a grpc.aio server, HTTP/2 without TLS,
+as the a2a-sdk gRPC row), and the port printed is the gRPC one.
 """
 
 from __future__ import annotations
@@ -41,12 +45,12 @@ class BenchExecutor:
         await updater.complete()
 
 
-def agent_card(url: str) -> AgentCard:
+def agent_card(url: str, binding: str = "JSONRPC") -> AgentCard:
     return AgentCard(
         name="Bench Agent",
         description="Benchmark agent",
         version="1.0.0",
-        supported_interfaces=[AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")],
+        supported_interfaces=[AgentInterface(url=url, protocol_binding=binding, protocol_version="1.0")],
         capabilities=AgentCapabilities(streaming=True),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
@@ -81,14 +85,31 @@ async def serve(port: int, db: str | None) -> None:
         await store.close()
 
 
+async def serve_grpc(port: int, db: str | None) -> None:
+    from agentproto.a2a.server.grpc_server import grpc_handler, listen_grpc
+
+    server, port = listen_grpc(f"127.0.0.1:{port}")
+    store: Store = MemoryStore() if db is None else await SqliteStore.open(db)
+    app = create_app(BenchExecutor(), agent_card(f"127.0.0.1:{port}", "GRPC"), store=store)
+    server.add_generic_rpc_handlers((grpc_handler(app.core),))
+    try:
+        await server.start()
+        print(f"LISTENING {port}", flush=True)
+        await server.wait_for_termination()
+    finally:
+        await server.stop(grace=1.0)
+        await store.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--db", metavar="FILE", help="the durable SQLite store at FILE (default: in memory)")
+    parser.add_argument("--grpc", action="store_true", help="serve the gRPC binding instead of JSON-RPC")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(args.port, args.db))
+        asyncio.run(serve_grpc(args.port, args.db) if args.grpc else serve(args.port, args.db))
 
 
 if __name__ == "__main__":
