@@ -11,25 +11,27 @@ a Rust replica can share one database — tasks, logs, push configs, the outbox,
 the notices below are the same rows and payloads. `open` migrates under an advisory lock
 and refuses a newer schema.
 
-**Commits.** One transaction per commit at READ COMMITTED. An update locks its task row
-(`SELECT … FOR UPDATE`), so a concurrent commit to the same task, from this process or
-another, waits and then sees the new version; the versioned-commit check is the other
-stores' (`Conflict`, `TaskExists`, `TaskNotFound`). Two creators of one task meet in the
-primary key (`INSERT … ON CONFLICT DO NOTHING`): the second gets `TaskExists`. The caller
-is answered once the transaction has committed (the server's `synchronous_commit` then
-decides durability; the default makes an acknowledged task survive a crash). Unlike the
-SQLite and Rust stores there is no group commit yet: each commit is its own transaction.
+**Commits.** Each commit is one statement (atomic on its own, one round trip, at READ
+COMMITTED): the task row, its events, its outbox rows and its notice. An update applies
+only to the version the writer read (`WHERE version = …`): a concurrent commit to the same
+task, from this process or another, makes it wait for the row and then find the version
+changed, and the writer gets `Conflict` (`TaskNotFound` when the task is gone). Two
+creators of one task meet in the primary key (`INSERT … ON CONFLICT DO NOTHING`): the
+second gets `TaskExists`. The caller is answered once the statement has committed (the
+server's `synchronous_commit` then decides durability; the default makes an acknowledged
+task survive a crash). There is no group commit as in the SQLite and Rust stores:
+PostgreSQL already flushes concurrent commits' log together.
 
-**NOTIFY.** A commit that appends events runs `pg_notify` on `NOTIFY_CHANNEL` inside its
-transaction (sent if, and when, it commits) with `{"tenant":…,"id":…,"last_seq":N}` — the
+**NOTIFY.** A commit that appends events runs `pg_notify` on `NOTIFY_CHANNEL` in its
+statement (sent if, and when, it commits) with `{"tenant":…,"id":…,"last_seq":N}` — the
 Rust store's payload. `agentproto.a2a.postgres_listener` is the receiving side.
 
 **Pool.** asyncpg's pool, at most `max_connections` connections; a call waits at most
 `wait_timeout` seconds for one (then `StoreError`). asyncpg prepares each statement once
 per connection.
 
-**Leases, outbox, retention.** Lease renewals lock their rows in key order (as commits
-do, so they never deadlock with one); delivery claims take due rows with
+**Leases, outbox, retention.** Lease renewals lock their rows in key order (two renewals
+never deadlock); delivery claims take due rows with
 `FOR UPDATE SKIP LOCKED` (workers in several processes never claim one delivery twice);
 `purge_terminal` deletes old finished tasks in bounded batches the same way.
 """
@@ -154,7 +156,7 @@ class PostgresStore:
     async def commit(self, commit: Commit) -> Committed:
         body = encode(commit.task)
         bodies = [encode(event) for event, _ in commit.events]
-        async with self._connection() as connection, connection.transaction():
+        async with self._connection() as connection:
             return await _commit(connection, commit, body, bodies)
 
     async def get_task(self, key: TaskKey) -> TaskRecord | None:
@@ -394,33 +396,55 @@ def _count(status: str) -> int:
         return 0
 
 
+_NOTICE = (
+    "(SELECT pg_notify('" + NOTIFY_CHANNEL + "', CASE WHEN octet_length($1) + octet_length($2) < 7900"
+    " THEN json_build_object('tenant', $1::TEXT, 'id', $2::TEXT, 'last_seq', t.base + $12)"
+    " ELSE json_build_object('tenant', NULL, 'id', NULL, 'last_seq', t.base + $12) END::TEXT) FROM t WHERE $12 > 0)"
+)
+"""The notice of a commit with events (`notice_payload`'s, built where the number is known)."""
+
+_EVENTS = (
+    "INSERT INTO a2a_events (tenant, task_id, seq, body, last) SELECT $1, $2, t.base + e.n, e.body, e.last"
+    " FROM t, UNNEST($13::BYTEA[], $14::BOOLEAN[]) WITH ORDINALITY AS e (body, last, n)"
+)
+
+_CREATE = (
+    "WITH t AS (INSERT INTO a2a_tasks (tenant, id, context_id, state, terminal, status_ts_ms, version, last_seq,"
+    " body, lease_owner, lease_until_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $12, $8, $9, $10)"
+    " ON CONFLICT (tenant, id) DO NOTHING RETURNING 0::BIGINT AS base, $11::BOOLEAN AS unused),"
+    f" ev AS ({_EVENTS}), nt AS {_NOTICE}"
+    " SELECT t.base, (SELECT COUNT(*) FROM nt) FROM t"
+)
+"""A create in one statement: the row (or nothing, when the key is taken), its events, the
+notice. It takes the update's parameters; `$11` (whether the lease changes) is only typed."""
+
+_UPDATE = (
+    "WITH t AS (UPDATE a2a_tasks SET context_id = $3, state = $4, terminal = $5, status_ts_ms = $6,"
+    " version = version + 1, last_seq = last_seq + $12, body = $8,"
+    " lease_owner = CASE WHEN $11 THEN $9 ELSE lease_owner END,"
+    " lease_until_ms = CASE WHEN $11 THEN $10 ELSE lease_until_ms END"
+    " WHERE tenant = $1 AND id = $2 AND version = $7 - 1 RETURNING last_seq - $12 AS base),"
+    f" ev AS ({_EVENTS}),"
+    " ob AS (INSERT INTO a2a_outbox (tenant, task_id, config_id, seq, due_ms)"
+    " SELECT p.tenant, p.task_id, p.id, t.base + s.n, 0 FROM t, a2a_push_configs p, generate_series(1, $12) AS s (n)"
+    " WHERE p.tenant = $1 AND p.task_id = $2 ORDER BY s.n, p.id),"
+    f" nt AS {_NOTICE}"
+    " SELECT t.base, (SELECT COUNT(*) FROM nt) FROM t"
+)
+"""An update in one statement, applied only to the expected version: the row, its events,
+the outbox (each event once per config, due at once: due time 0, as SQLite writes it), and
+the notice. A concurrent update of the row makes this one wait, then find the version
+changed and update nothing."""
+
+
 async def _commit(connection: Any, commit: Commit, body: bytes, bodies: list[bytes]) -> Committed:
-    """One commit inside its transaction: the version check, then the writes."""
+    """One commit as one statement (atomic on its own; one round trip): the version check
+    is the `WHERE` of the update (or the primary key of the create)."""
     key = commit.key
-    if commit.expected_version is None:
-        version, last_seq, lease = 1, 0, None
-    else:
-        row = await connection.fetchrow(
-            "SELECT version, last_seq, lease_owner, lease_until_ms FROM a2a_tasks WHERE tenant = $1 AND id = $2"
-            " FOR UPDATE",
-            key.tenant,
-            key.id,
-        )
-        if row is None:
-            raise TaskNotFound(f"task {key.id!r} not found")
-        if row[0] != commit.expected_version:
-            raise Conflict(
-                f"task {key.id!r} changed concurrently (expected version {commit.expected_version}, found {row[0]})"
-            )
-        version, last_seq = row[0] + 1, row[1]
-        lease = None if row[2] is None or row[3] is None else TurnLease(row[2], row[3])
-    if commit.lease == "set":
-        lease = commit.lease_value
-    elif commit.lease == "clear":
-        lease = None
-    records = [EventRecord(last_seq + i + 1, event, last) for i, (event, last) in enumerate(commit.events)]
     task = commit.task
     state = task.status.state
+    lease = commit.lease_value if commit.lease == "set" else None
+    version = 1 if commit.expected_version is None else commit.expected_version + 1
     values = (
         key.tenant,
         key.id,
@@ -429,48 +453,25 @@ async def _commit(connection: Any, commit: Commit, body: bytes, bodies: list[byt
         state in TERMINAL_STATES,
         status_ms(task),
         version,
-        last_seq + len(records),
         body,
         None if lease is None else lease.owner,
         None if lease is None else lease.until_ms,
+        commit.lease != "keep",
+        len(bodies),
+        bodies,
+        [last for _, last in commit.events],
     )
-    if commit.expected_version is None:
-        created = await connection.fetchval(
-            "INSERT INTO a2a_tasks (tenant, id, context_id, state, terminal, status_ts_ms, version, last_seq, body,"
-            " lease_owner, lease_until_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
-            " ON CONFLICT (tenant, id) DO NOTHING RETURNING 1",
-            *values,
-        )
-        if created is None:
+    row = await connection.fetchrow(_CREATE if commit.expected_version is None else _UPDATE, *values)
+    if row is None:
+        if commit.expected_version is None:
             raise TaskExists(f"task {key.id!r} already exists")
-    else:
-        await connection.execute(
-            "UPDATE a2a_tasks SET context_id = $3, state = $4, terminal = $5, status_ts_ms = $6, version = $7,"
-            " last_seq = $8, body = $9, lease_owner = $10, lease_until_ms = $11 WHERE tenant = $1 AND id = $2",
-            *values,
+        found = await connection.fetchval(
+            "SELECT version FROM a2a_tasks WHERE tenant = $1 AND id = $2", key.tenant, key.id
         )
-    if records:
-        seqs = [r.seq for r in records]
-        await connection.execute(
-            "INSERT INTO a2a_events (tenant, task_id, seq, body, last)"
-            " SELECT $1, $2, e.seq, e.body, e.last FROM UNNEST($3::BIGINT[], $4::BYTEA[], $5::BOOLEAN[])"
-            " AS e (seq, body, last)",
-            key.tenant,
-            key.id,
-            seqs,
-            bodies,
-            [r.last for r in records],
+        if found is None:
+            raise TaskNotFound(f"task {key.id!r} not found")
+        raise Conflict(
+            f"task {key.id!r} changed concurrently (expected version {commit.expected_version}, found {found})"
         )
-        if commit.expected_version is not None:
-            # The outbox, in the same transaction: each event once per config the task has,
-            # due at once (due time 0, as the SQLite store writes it).
-            await connection.execute(
-                "INSERT INTO a2a_outbox (tenant, task_id, config_id, seq, due_ms)"
-                " SELECT p.tenant, p.task_id, p.id, s.seq, 0 FROM a2a_push_configs p, UNNEST($3::BIGINT[]) AS s (seq)"
-                " WHERE p.tenant = $1 AND p.task_id = $2 ORDER BY s.seq, p.id",
-                key.tenant,
-                key.id,
-                seqs,
-            )
-        await connection.execute("SELECT pg_notify($1, $2)", NOTIFY_CHANNEL, notice_payload(key, seqs[-1]))
-    return Committed(version, records)
+    base = int(row[0])
+    return Committed(version, [EventRecord(base + i + 1, event, last) for i, (event, last) in enumerate(commit.events)])
