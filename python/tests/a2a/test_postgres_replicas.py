@@ -309,3 +309,35 @@ async def test_retention_deletes_terminal_tasks_past_the_window() -> None:
         assert await store.get_task(new) is not None and await store.get_task(TaskKey("", "live")) is not None
     finally:
         await store.close()
+
+
+async def test_a_listener_cut_off_listens_again_and_its_readers_catch_up() -> None:
+    agent = Gated()
+    async with replicas(postgres_cluster.database(), agent, 2) as (a, b):
+        listener = a.replicas.listener
+        assert listener is not None
+        again = asyncio.Event()
+        woken = listener.on_listening
+
+        def listening() -> None:
+            woken()
+            again.set()
+
+        listener.on_listening = listening
+        store = a.store
+        assert isinstance(store, PostgresStore)
+        async with store._connection() as connection:  # the test cuts the listener off
+            cut = await connection.fetchval(
+                "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                " WHERE application_name = 'agentproto-a2a-py-listener' AND pid = $1",
+                listener._connection.get_server_pid(),
+            )
+        assert cut == 1
+        await asyncio.wait_for(again.wait(), BOUND)
+        sent = await b.handle(CallContext(), Operation.SEND_MESSAGE, send_request("hello"))
+        stream = await a.handle(CallContext(), Operation.SUBSCRIBE_TO_TASK, SubscribeToTaskRequest(id=sent.task.id))
+        await anext(stream)
+        reading = asyncio.create_task(_all(stream))
+        agent.go.set()
+        items = await asyncio.wait_for(reading, BOUND)
+        assert items[-1].event.status_update.status.state is TaskState.COMPLETED
