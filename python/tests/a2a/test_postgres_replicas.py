@@ -67,13 +67,18 @@ class Gated:
 
 
 @asynccontextmanager
-async def replicas(dsn: str, agent: Any, n: int, turn_lease: float = 30.0) -> AsyncIterator[list[Core]]:
+async def replicas(
+    dsn: str, agent: Any, n: int, turn_lease: float = 30.0, cancel_wait: float = 5.0
+) -> AsyncIterator[list[Core]]:
     cores: list[Core] = []
     try:
         for _ in range(n):
             store = await PostgresStore.open(dsn, max_connections=4)
             core = Core(
-                agent, card("http://127.0.0.1:1"), store, ServerOptions(turn_lease=turn_lease, push_delivery=None)
+                agent,
+                card("http://127.0.0.1:1"),
+                store,
+                ServerOptions(turn_lease=turn_lease, cancel_wait=cancel_wait, push_delivery=None),
             )
             cores.append(core)
             core.start()
@@ -341,3 +346,17 @@ async def test_a_listener_cut_off_listens_again_and_its_readers_catch_up() -> No
         agent.go.set()
         items = await asyncio.wait_for(reading, BOUND)
         assert items[-1].event.status_update.status.state is TaskState.COMPLETED
+
+
+async def test_a_cancel_the_owner_does_not_answer_in_time_is_made_by_the_requester() -> None:
+    agent = Gated()
+    async with replicas(postgres_cluster.database(), agent, 2, cancel_wait=0.3) as (a, b):
+        sent = await b.handle(CallContext(), Operation.SEND_MESSAGE, send_request("hello"))
+        listener = b.replicas.listener
+        assert listener is not None
+        await listener.close()  # B no longer hears the control channel (cut off, or stuck)
+        canceled = await asyncio.wait_for(
+            a.handle(CallContext(), Operation.CANCEL_TASK, CancelTaskRequest(id=sent.task.id)), BOUND
+        )
+        assert canceled.status.state is TaskState.CANCELED
+        assert agent.cancelled == 0  # B's turn still runs; its next update is refused (the task is terminal)
