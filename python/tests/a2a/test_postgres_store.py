@@ -9,10 +9,12 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from agentproto.a2a.generated.v1 import StreamResponse, Task, TaskState, TaskStatus, TaskStatusUpdateEvent
 from agentproto.a2a.postgres_schema import MIGRATION_LOCK, MIGRATIONS
 from agentproto.a2a.postgres_store import NOTIFY_CHANNEL, PostgresStore, notice_payload
-from agentproto.a2a.store import Commit, Conflict, TaskExists, TaskKey
+from agentproto.a2a.store import Commit, Conflict, TaskExists, TaskKey, TurnLease
 from tests.a2a import postgres_cluster
 from tests.a2a.postgres_cluster import postgres_session  # noqa: F401  (stops the server at the end)
 
@@ -118,5 +120,29 @@ async def test_retention_purges_old_finished_tasks_only() -> None:
         assert await store.purge_terminal(before) == 0
         left = [k for k in ("r0", "r1", "r2", "r3") if await store.get_task(TaskKey("", k)) is not None]
         assert left == ["r1", "r3"]
+    finally:
+        await store.close()
+
+
+async def test_a_sweep_commit_applies_only_while_the_lease_is_the_expired_one() -> None:
+    store = await PostgresStore.open(postgres_cluster.database())
+    try:
+        key = TaskKey("", "swept")
+        first = StreamResponse(task=task("swept", TaskState.WORKING))
+        await store.commit(
+            Commit(key, task("swept", TaskState.WORKING), None, [(first, False)], "set", TurnLease("b", 1000))
+        )
+        await store.renew_leases("b", [key], 5000)  # the owner renewed after the sweeper read 1000
+        failed = task("swept", TaskState.FAILED)
+        with pytest.raises(Conflict):
+            await store.commit(
+                Commit(key, failed, 1, [(status("swept", TaskState.FAILED), True)], "clear"), lease_expired_before=1001
+            )
+        committed = await store.commit(
+            Commit(key, failed, 1, [(status("swept", TaskState.FAILED), True)], "clear"), lease_expired_before=5001
+        )
+        assert committed.version == 2 and [e.seq for e in committed.events] == [2]
+        record = await store.get_task(key)
+        assert record is not None and record.lease is None and record.terminal
     finally:
         await store.close()

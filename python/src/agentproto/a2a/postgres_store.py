@@ -153,11 +153,14 @@ class PostgresStore:
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as e:
             raise StoreError(f"postgres: {e}") from e
 
-    async def commit(self, commit: Commit) -> Committed:
+    async def commit(self, commit: Commit, *, lease_expired_before: int | None = None) -> Committed:
+        """`Store.commit`; with `lease_expired_before` (milliseconds), an update applies
+        only while the task's lease ended before then (`Conflict` otherwise): the sweep's
+        commit does not end a turn whose owner renewed its lease since the sweep read it."""
         body = encode(commit.task)
         bodies = [encode(event) for event, _ in commit.events]
         async with self._connection() as connection:
-            return await _commit(connection, commit, body, bodies)
+            return await _commit(connection, commit, body, bodies, lease_expired_before)
 
     async def get_task(self, key: TaskKey) -> TaskRecord | None:
         async with self._connection() as connection:
@@ -423,7 +426,8 @@ _UPDATE = (
     " version = version + 1, last_seq = last_seq + $12, body = $8,"
     " lease_owner = CASE WHEN $11 THEN $9 ELSE lease_owner END,"
     " lease_until_ms = CASE WHEN $11 THEN $10 ELSE lease_until_ms END"
-    " WHERE tenant = $1 AND id = $2 AND version = $7 - 1 RETURNING last_seq - $12 AS base),"
+    " WHERE tenant = $1 AND id = $2 AND version = $7 - 1"
+    " AND ($15::BIGINT IS NULL OR lease_until_ms < $15) RETURNING last_seq - $12 AS base),"
     f" ev AS ({_EVENTS}),"
     " ob AS (INSERT INTO a2a_outbox (tenant, task_id, config_id, seq, due_ms)"
     " SELECT p.tenant, p.task_id, p.id, t.base + s.n, 0 FROM t, a2a_push_configs p, generate_series(1, $12) AS s (n)"
@@ -437,7 +441,9 @@ the notice. A concurrent update of the row makes this one wait, then find the ve
 changed and update nothing."""
 
 
-async def _commit(connection: Any, commit: Commit, body: bytes, bodies: list[bytes]) -> Committed:
+async def _commit(
+    connection: Any, commit: Commit, body: bytes, bodies: list[bytes], lease_expired_before: int | None
+) -> Committed:
     """One commit as one statement (atomic on its own; one round trip): the version check
     is the `WHERE` of the update (or the primary key of the create)."""
     key = commit.key
@@ -461,7 +467,10 @@ async def _commit(connection: Any, commit: Commit, body: bytes, bodies: list[byt
         bodies,
         [last for _, last in commit.events],
     )
-    row = await connection.fetchrow(_CREATE if commit.expected_version is None else _UPDATE, *values)
+    if commit.expected_version is None:
+        row = await connection.fetchrow(_CREATE, *values)
+    else:
+        row = await connection.fetchrow(_UPDATE, *values, lease_expired_before)
     if row is None:
         if commit.expected_version is None:
             raise TaskExists(f"task {key.id!r} already exists")
@@ -470,6 +479,8 @@ async def _commit(connection: Any, commit: Commit, body: bytes, bodies: list[byt
         )
         if found is None:
             raise TaskNotFound(f"task {key.id!r} not found")
+        if found == commit.expected_version:
+            raise Conflict(f"task {key.id!r}: its turn's lease was renewed")
         raise Conflict(
             f"task {key.id!r} changed concurrently (expected version {commit.expected_version}, found {found})"
         )

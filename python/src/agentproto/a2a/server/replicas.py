@@ -187,10 +187,15 @@ class Replicas:
         change = StatusChange(status, msgspec.Raw(json.dumps(metadata).encode()))
         task, event = apply_change(record.task, change)
         events = [] if event is None else [(event, True)]
+        commit = Commit(record.key, task, record.version, events, "clear")
+        store = self._postgres
         try:
-            await self.core.store.commit(Commit(record.key, task, record.version, events, "clear"))
+            if store is not None:
+                await store.commit(commit, lease_expired_before=lease.until_ms + 1)
+            else:
+                await self.core.store.commit(commit)
         except Conflict:
-            return False  # another replica (or the turn itself) wrote first
+            return False  # another replica (or the turn itself) wrote first, or the lease was renewed
         self.core.hub.publish(record.key)
         return True
 
