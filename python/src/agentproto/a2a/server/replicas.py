@@ -7,7 +7,8 @@ until a time; every commit of the turn sets it, and a renewal round every third 
 dies stops renewing. A message to a task whose turn runs in another live server is taken
 (a turn of its own here), as one to a turn running here is. Every half lease, each process
 *sweeps*: a task whose lease has expired, and whose turn does not run here, is failed
-through an ordinary commit checked against the version it read — so when several
+through an ordinary commit checked against the version it read (and, on PostgreSQL,
+the lease it read: an owner that renewed late keeps its turn) — so when several
 replicas sweep at once exactly one ends it, and its FAILED event reaches every
 subscriber like any other. Any store works (on SQLite, a restarted server fails the
 turns its previous run left).
