@@ -13,7 +13,8 @@ keeps them in the durable SQLite store at FILE (created when missing), so that t
 outlive the process; `--db postgres://…` (or `postgresql://…`) keeps them in PostgreSQL
 (the `agentproto[postgres]` extra), where several servers on one database serve the same
 tasks, live streams and cancels included. `--turn-lease SECONDS` sets how long a turn of
-a server that died stays WORKING before another fails it. `--grpc-listen HOST:PORT` serves the gRPC binding there too (the
+a server that died stays WORKING before another fails it; `--retain-terminal SECONDS`
+(default a day; `forever`) how long a finished task is kept. `--grpc-listen HOST:PORT` serves the gRPC binding there too (the
 card names it; needs the `agentproto[grpc]` extra). Push configs may name public addresses only, unless
 `--push-allow-private` (loopback and private networks too: tests, local receivers). A connection whose
 request head has not arrived within `--header-timeout` seconds (15) is closed. Ctrl-C or SIGTERM stops it.
@@ -36,6 +37,15 @@ from agentproto.a2a.sqlite_store import SqliteStore
 from agentproto.a2a.store import Store, StoreError
 
 
+def _retention(text: str) -> float | None:
+    if text == "forever":
+        return None
+    seconds = float(text)
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError("a positive number of seconds, or forever")
+    return seconds
+
+
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m agentproto.examples.a2a_server", description=__doc__.split("\n")[0]
@@ -47,6 +57,13 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         "--db", metavar="FILE|URL", help="keep tasks in the SQLite file FILE, or in PostgreSQL at a postgres:// URL"
     )
     parser.add_argument("--turn-lease", type=float, default=30.0, help="seconds a dead server's turn is presumed alive")
+    parser.add_argument(
+        "--retain-terminal",
+        type=_retention,
+        default=86400.0,
+        metavar="SECONDS|forever",
+        help="how long a finished task is kept (SQLite and PostgreSQL; default one day, as agentproto serve)",
+    )
     parser.add_argument("--public-url", help="the URL the card advertises (default: http:// and the address)")
     parser.add_argument("--rest-prefix", default="/a2a/rest", help='where HTTP+JSON lives ("" for the root)')
     parser.add_argument("--lenient-version", action="store_true", help="take a request without A2A-Version as 1.0")
@@ -81,7 +98,11 @@ async def serve(args: argparse.Namespace) -> None:
     base = (args.public_url or f"http://{where}").rstrip("/")
     guard = PushGuard.permissive() if args.push_allow_private else PushGuard()
     options = ServerOptions(
-        rest_prefix=args.rest_prefix, lenient_version=args.lenient_version, push_guard=guard, turn_lease=args.turn_lease
+        rest_prefix=args.rest_prefix,
+        lenient_version=args.lenient_version,
+        push_guard=guard,
+        turn_lease=args.turn_lease,
+        retain_terminal=args.retain_terminal,
     )
     grpc_server: Any = None
     grpc_at: str | None = None
