@@ -1,7 +1,7 @@
 """A throwaway PostgreSQL server for the tests, started once per test session.
 
 The cluster is the benchmark's (`bench/a2a/a2a_pg.py`: `initdb` in a temporary directory,
-a Unix socket in it, no TCP port), loaded from the checkout. It starts on first use
+a Unix socket in it, no TCP port), loaded from the checkout, with durability off. It starts on first use
 (`database()`), and stops at the end of the session (the `postgres_session` fixture,
 autouse in the modules that import it) or at interpreter exit, whichever comes first.
 Tests skip only when the PostgreSQL binaries are not installed at all.
@@ -40,6 +40,10 @@ def _module() -> Any:
 
 _cluster: Any = None
 
+_FAST = ("fsync=off", "synchronous_commit=off", "full_page_writes=off")
+"""No flush to disk: the tests kill servers of ours, never PostgreSQL, and run on a shared
+machine (the benchmark's cluster keeps the default durability)."""
+
 
 def available() -> bool:
     """Whether the PostgreSQL binaries are installed."""
@@ -53,7 +57,7 @@ def database() -> str:
     if not available():
         pytest.skip("PostgreSQL is not installed (apt-get install postgresql)")
     if _cluster is None:
-        _cluster = _module().Cluster(ClusterFailure)
+        _cluster = _module().Cluster(ClusterFailure, settings=_FAST)
         atexit.register(stop)
     words = dict(word.split("=", 1) for word in _cluster.database().split())
     return f"postgresql://{words['user']}@/{words['dbname']}?host={words['host']}&port={words['port']}"
