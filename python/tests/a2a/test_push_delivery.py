@@ -25,10 +25,13 @@ from agentproto.a2a.generated.v1 import (
     TaskStatusUpdateEvent,
 )
 from agentproto.a2a.memory_store import MemoryStore
+from agentproto.a2a.postgres_store import PostgresStore
 from agentproto.a2a.push_delivery import PushOptions, PushWorker
 from agentproto.a2a.push_guard import PushGuard
 from agentproto.a2a.sqlite_store import SqliteStore
 from agentproto.a2a.store import Commit, PushConfigRecord, Store, TaskKey
+from tests.a2a import postgres_cluster
+from tests.a2a.postgres_cluster import postgres_session  # noqa: F401  (stops the server at the end)
 from tests.a2a.test_server import send, serve, with_client
 
 LOCAL = PushGuard(allow_loopback=True)
@@ -97,7 +100,11 @@ async def sqlite(folder: Path) -> Store:
     return await SqliteStore.open(str(folder / "push.db"))
 
 
-STORES: dict[str, Callable[[Path], Awaitable[Store]]] = {"memory": memory, "sqlite": sqlite}
+async def postgres(_: Path) -> Store:
+    return await PostgresStore.open(postgres_cluster.database(), max_connections=2)
+
+
+STORES: dict[str, Callable[[Path], Awaitable[Store]]] = {"memory": memory, "sqlite": sqlite, "postgres": postgres}
 
 
 WORKING = Task(id="t", context_id="c", status=TaskStatus(state=TaskState.WORKING))
