@@ -18,6 +18,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import pytest
+
 from agentproto.a2a.client import A2aClient
 from agentproto.a2a.demo import card
 from agentproto.a2a.executor import RequestContext, TaskUpdater
@@ -44,7 +46,7 @@ from agentproto.a2a.store import Commit, EventPage, TaskKey
 from agentproto.a2a.tasks import now_timestamp
 from tests.a2a import postgres_cluster
 from tests.a2a.postgres_cluster import postgres_session  # noqa: F401  (stops the server at the end)
-from tests.a2a.test_interop import ROOT, Child
+from tests.a2a.test_interop import ROOT, Child, _scenario
 
 BOUND = 10.0
 
@@ -360,3 +362,15 @@ async def test_a_cancel_the_owner_does_not_answer_in_time_is_made_by_the_request
         )
         assert canceled.status.state is TaskState.CANCELED
         assert agent.cancelled == 0  # B's turn still runs; its next update is refused (the task is terminal)
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])
+def test_the_python_server_on_postgres_passes_the_client_scenario(binding: str) -> None:
+    """The interop scenario (sends, a stream, subscribe, cancel, resume with Last-Event-ID)
+    against `a2a_server --db postgres://…`."""
+    argv = [sys.executable, "-m", "agentproto.examples.a2a_server", "--addr", "127.0.0.1:0"]
+    child = Child([*argv, "--db", postgres_cluster.database()], ROOT)
+    try:
+        asyncio.run(asyncio.wait_for(_scenario(child.url(), binding), BOUND))
+    finally:
+        child.stop()
