@@ -13,7 +13,7 @@ import pytest
 
 from agentproto.a2a.generated.v1 import StreamResponse, Task, TaskState, TaskStatus, TaskStatusUpdateEvent
 from agentproto.a2a.postgres_schema import MIGRATION_LOCK, MIGRATIONS
-from agentproto.a2a.postgres_store import NOTIFY_CHANNEL, PostgresStore, notice_payload
+from agentproto.a2a.postgres_store import NOTIFY_CHANNEL, PostgresStore
 from agentproto.a2a.store import Commit, Conflict, TaskExists, TaskKey, TurnLease
 from tests.a2a import postgres_cluster
 from tests.a2a.postgres_cluster import postgres_session  # noqa: F401  (stops the server at the end)
@@ -37,11 +37,6 @@ def test_the_schema_is_the_rust_stores() -> None:
     assert tuple(scripts) == MIGRATIONS
     lock = re.search(r"const MIGRATION_LOCK: i64 = (0x[0-9a-f_]+);", source)
     assert lock is not None and int(lock.group(1).replace("_", ""), 16) == MIGRATION_LOCK
-
-
-def test_a_long_key_is_noticed_without_a_name() -> None:
-    assert json.loads(notice_payload(TaskKey("acme", 't"1'), 7)) == {"tenant": "acme", "id": 't"1', "last_seq": 7}
-    assert json.loads(notice_payload(TaskKey("", "x" * 9000), 3)) == {"tenant": None, "id": None, "last_seq": 3}
 
 
 async def test_two_stores_on_one_database_commit_each_version_once() -> None:
@@ -100,6 +95,10 @@ async def test_a_commit_with_events_notifies_once_it_commits() -> None:
         )
         assert json.loads(await asyncio.wait_for(heard.get(), 5))["last_seq"] == 3
         assert heard.empty()
+        # A key too long for a payload: the notice names no task.
+        long = TaskKey("acme", "x" * 9000)
+        await store.commit(Commit(long, task(long.id, TaskState.SUBMITTED), None, [(first, False)]))
+        assert json.loads(await asyncio.wait_for(heard.get(), 5)) == {"tenant": None, "id": None, "last_seq": 1}
     finally:
         await listener.close()
         await store.close()

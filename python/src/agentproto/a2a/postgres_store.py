@@ -38,7 +38,6 @@ never deadlock); delivery claims take due rows with
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -65,7 +64,7 @@ from agentproto.a2a.store import (
     status_ms,
 )
 
-__all__ = ["CONTROL_CHANNEL", "NOTIFY_CHANNEL", "PostgresStore", "notice_payload"]
+__all__ = ["CONTROL_CHANNEL", "NOTIFY_CHANNEL", "PostgresStore"]
 
 NOTIFY_CHANNEL = "agentproto_a2a_events"
 """The channel of the notices commits send (the Rust store's)."""
@@ -81,15 +80,6 @@ def _asyncpg() -> Any:
     except ImportError as e:  # pragma: no cover - depends on the installation
         raise StoreError("the PostgreSQL store needs asyncpg: pip install 'agentproto[postgres]'") from e
     return asyncpg
-
-
-def notice_payload(key: TaskKey, last_seq: int) -> str:
-    """The payload of the notice a commit to `key` sends; a key too long for a payload
-    names no task (`null`s): a listener then re-reads every task it follows."""
-    text = json.dumps({"tenant": key.tenant, "id": key.id, "last_seq": last_seq}, separators=(",", ":"))
-    if len(text.encode()) > MAX_PAYLOAD:
-        return json.dumps({"tenant": None, "id": None, "last_seq": last_seq}, separators=(",", ":"))
-    return text
 
 
 class PostgresStore:
@@ -126,8 +116,8 @@ class PostgresStore:
             pool = await asyncpg.create_pool(
                 dsn, min_size=1, max_size=max_connections, timeout=connect_timeout, server_settings=_SETTINGS
             )
-        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as e:
-            raise StoreError(f"postgres: cannot connect: {e}") from e
+        except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as e:
+            raise StoreError(f"postgres: cannot connect: {e or type(e).__name__}") from e
         store = cls(pool, dsn, wait_timeout)
         try:
             async with store._connection() as connection:
@@ -404,7 +394,9 @@ _NOTICE = (
     " THEN json_build_object('tenant', $1::TEXT, 'id', $2::TEXT, 'last_seq', t.base + $12)"
     " ELSE json_build_object('tenant', NULL, 'id', NULL, 'last_seq', t.base + $12) END::TEXT) FROM t WHERE $12 > 0)"
 )
-"""The notice of a commit with events (`notice_payload`'s, built where the number is known)."""
+"""The notice of a commit with events, built where the task's last number is known:
+`{"tenant": …, "id": …, "last_seq": N}`, the Rust store's payload; a key too long for a
+payload (8,000 bytes) names no task (`null`s): a listener then re-reads every task it follows."""
 
 _EVENTS = (
     "INSERT INTO a2a_events (tenant, task_id, seq, body, last) SELECT $1, $2, t.base + e.n, e.body, e.last"
