@@ -18,7 +18,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from agentproto.a2a.postgres_store import CONTROL_CHANNEL, NOTIFY_CHANNEL, _asyncpg
+from agentproto.a2a.postgres_store import CONTROL_CHANNEL, NOTIFY_CHANNEL, driver
 from agentproto.a2a.store import TaskKey
 
 __all__ = ["PgListener", "parse_notice"]
@@ -71,7 +71,7 @@ class PgListener:
             self._task = asyncio.get_running_loop().create_task(self._run(), name="agentproto-a2a-pg-listener")
 
     async def _run(self) -> None:
-        asyncpg = _asyncpg()
+        asyncpg = driver()
         delay = self.backoff[0]
         while True:
             lost = asyncio.Event()

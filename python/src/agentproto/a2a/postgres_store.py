@@ -74,7 +74,8 @@ MAX_PAYLOAD = 7999
 """PostgreSQL refuses a notice payload of 8,000 bytes or more."""
 
 
-def _asyncpg() -> Any:
+def driver() -> Any:
+    """The asyncpg module (`StoreError` when it is not installed)."""
     try:
         import asyncpg  # type: ignore[import-untyped,unused-ignore]
     except ImportError as e:  # pragma: no cover - depends on the installation
@@ -111,7 +112,7 @@ class PostgresStore:
         """
         if max_connections < 1:
             raise ValueError("max_connections must be at least 1")
-        asyncpg = _asyncpg()
+        asyncpg = driver()
         try:
             pool = await asyncpg.create_pool(
                 dsn, min_size=1, max_size=max_connections, timeout=connect_timeout, server_settings=_SETTINGS
@@ -132,7 +133,7 @@ class PostgresStore:
         """A pooled connection; the backend's failures become `StoreError`."""
         if self._closed:
             raise StoreError("the postgres store is closed")
-        asyncpg = _asyncpg()
+        asyncpg = driver()
         try:
             async with self._pool.acquire(timeout=self._wait) as connection:
                 yield connection
