@@ -64,7 +64,7 @@ from agentproto.a2a.store import (
     status_ms,
 )
 
-__all__ = ["CONTROL_CHANNEL", "NOTIFY_CHANNEL", "PostgresStore"]
+__all__ = ["CONTROL_CHANNEL", "NOTIFY_CHANNEL", "PostgresStore", "driver"]
 
 NOTIFY_CHANNEL = "agentproto_a2a_events"
 """The channel of the notices commits send (the Rust store's)."""
