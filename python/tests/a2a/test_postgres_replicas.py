@@ -209,8 +209,9 @@ async def test_a_replica_killed_mid_turn_has_its_turn_failed_by_another_after_it
         await asyncio.wait_for(child.wait(), BOUND)
 
         async with replicas(dsn, Gated(), 1, turn_lease=1.0) as (survivor,):
+            # Resumed from the start of the log: the sweep may already have ended the task.
             stream = await survivor.handle(
-                CallContext(), Operation.SUBSCRIBE_TO_TASK, SubscribeToTaskRequest(id=task_id)
+                CallContext(last_event_id=0), Operation.SUBSCRIBE_TO_TASK, SubscribeToTaskRequest(id=task_id)
             )
             items = await asyncio.wait_for(_all(stream), BOUND)
             last = items[-1].event.status_update
