@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import msgspec
 import pytest
 
 from agentproto.a2a.client import A2aClient
@@ -363,6 +364,11 @@ async def test_a_cancel_the_owner_does_not_answer_in_time_is_made_by_the_request
         )
         assert canceled.status.state is TaskState.CANCELED
         assert agent.cancelled == 0  # B's turn still runs; its next update is refused (the task is terminal)
+        page = await a.store.read_events(TaskKey("", sent.task.id), 0, 100)
+        last = page.events[-1].event.status_update
+        assert last is not msgspec.UNSET and last.status.state is TaskState.CANCELED
+        unanswered = json.loads(bytes(last.metadata))["agentproto"]["cancelUnanswered"]  # type: ignore[arg-type]
+        assert unanswered == {"replica": b.tasks.owner}
 
 
 @pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON"])

@@ -30,7 +30,8 @@ request on the control channel — the Rust server's messages,
 `{"kind":"canceled","to","request","handled"[,"error"]}` — and waits for the answer at
 most `ServerOptions.cancel_wait` seconds. The owner cancels its turn as a local cancel
 would. When the owner has no such turn, or does not answer in time, the requester
-cancels the task itself through an ordinary commit.
+cancels the task itself through an ordinary commit (when unanswered, the CANCELED
+event's metadata names the replica, as the Rust server's does).
 """
 
 from __future__ import annotations
@@ -223,9 +224,11 @@ class Replicas:
     # --- cancel across replicas -------------------------------------------------------
 
     async def cancel_elsewhere(self, record: TaskRecord) -> bool:
-        """Asks the replica running `record`'s turn to cancel it: `True` once it did,
+        """Asks the replica running `record`'s turn to cancel it: `True` once the task is
+        canceled (by that replica, or here when it did not answer within `cancel_wait`: the
+        CANCELED event's metadata names it, `{"agentproto":{"cancelUnanswered":{"replica":…}}}`),
         `False` when the caller should cancel the task itself (no live lease of another
-        replica, that replica has no such turn, or no answer in time).
+        replica, or that replica has no such turn).
 
         Raises:
             A2aError: the owner's cancel failed with it.
@@ -245,7 +248,11 @@ class Replicas:
             handled, error = await asyncio.wait_for(future, self.core.options.cancel_wait)
         except TimeoutError:
             LOGGER.warning("a2a: replica %r did not answer a cancel of task %s in time", lease.owner, record.key.id)
-            return False
+            # Canceled here; the CANCELED event says whose turn did not answer (as Rust's).
+            metadata = {"agentproto": {"cancelUnanswered": {"replica": lease.owner}}}
+            change = StatusChange(TaskStatus(state=TaskState.CANCELED), msgspec.Raw(json.dumps(metadata).encode()))
+            await self.core.tasks.apply(record.key, [change])
+            return True
         finally:
             self._pending.pop(request, None)
         if error is not None:
