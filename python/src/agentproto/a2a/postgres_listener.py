@@ -83,8 +83,10 @@ class PgListener:
                 connection.add_termination_listener(lambda _c, lost=lost: lost.set())
                 await connection.add_listener(NOTIFY_CHANNEL, self._heard)
                 await connection.add_listener(CONTROL_CHANNEL, self._heard)
-            except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as e:
-                LOGGER.warning("a2a postgres listener: cannot listen (%s); again in %.1f s", e, delay)
+            except Exception as e:  # noqa: BLE001 - whatever failed, listen again after the backoff
+                LOGGER.warning(
+                    "a2a postgres listener: cannot listen (%s); again in %.1f s", e or type(e).__name__, delay
+                )
                 await self._drop()
                 await asyncio.sleep(delay)  # backoff before reconnecting, not synchronisation
                 delay = min(delay * 2, self.backoff[1])
