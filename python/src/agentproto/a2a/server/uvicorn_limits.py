@@ -1,10 +1,12 @@
-"""What uvicorn does not do itself, for serving `create_app` on it:
+"""What uvicorn does not do itself, for serving `create_app` on it (the example server
+`agentproto.examples.a2a_server` runs with it):
 
 - the header timeout: uvicorn closes a kept-alive connection that stays idle after an
   answer, but a connection that never sends a byte, or sends part of a request head and
-  stops, is held until the client goes away, and enough of them take every descriptor.
-  Here a connection that has not sent a whole request head within the timeout (from its
-  accept, or from the end of its previous answer) is closed;
+  stops, is held until the client goes away, and enough of them take every descriptor. The
+  protocol is `agentproto.acp.remote.head_timeout`'s (the ACP remote server has the same
+  need): a connection whose request head has not arrived within the timeout (from its accept,
+  or from the end of its previous exchange) is closed;
 - a transfer coding other than `chunked`: uvicorn's h11 protocol refuses it before the
   application sees the request, with 400; here with 501 (RFC 9112 §6.1), as the
   application answers it under a server that passes it on (`agentproto.a2a.server.codings`).
@@ -13,8 +15,7 @@
 config = uvicorn.Config(app, http=uvicorn_protocol(header_timeout=15.0))
 ```
 
-It subclasses the protocol uvicorn would pick itself (httptools when installed, else
-h11), so everything else stays as uvicorn does it. Imports uvicorn when called.
+Imports uvicorn (h11) when called.
 """
 
 from __future__ import annotations
@@ -26,51 +27,20 @@ __all__ = ["uvicorn_protocol"]
 
 
 def uvicorn_protocol(*, header_timeout: float) -> type[asyncio.Protocol]:
-    """uvicorn's own HTTP protocol class, closing connections whose request head has not
-    arrived within `header_timeout` seconds (see the module documentation)."""
-    from uvicorn.config import HTTP_PROTOCOLS
-    from uvicorn.importer import import_from_string
+    """uvicorn's h11 protocol class with the header timeout and 501 for transfer codings
+    it does not decode (see the module documentation)."""
+    import h11
 
-    base: Any = import_from_string(HTTP_PROTOCOLS["auto"])
+    from agentproto.acp.remote.head_timeout import head_timed_protocol
+
+    base: Any = head_timed_protocol(header_timeout)
 
     class Guarded(base):  # type: ignore[misc]
-        _head_timer: asyncio.TimerHandle | None = None
         _status_hint = 400
 
         def connection_made(self, transport: asyncio.Transport) -> None:
             super().connection_made(transport)
-            conn = getattr(self, "conn", None)
-            if conn is not None and hasattr(conn, "their_state"):  # h11: keep its status hint
-                self._watch_h11(conn)
-            self._arm()
-
-        def on_response_complete(self) -> None:
-            super().on_response_complete()
-            self._arm()
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            if self._head_timer is not None:
-                self._head_timer.cancel()
-            super().connection_lost(exc)
-
-        def _arm(self) -> None:
-            if self._head_timer is not None:
-                self._head_timer.cancel()
-            # The wait is for the head of the request after `cycle` (None: the first).
-            self._head_timer = self.loop.call_later(header_timeout, self._late, self.cycle)
-
-        def _late(self, waiting_after: Any) -> None:
-            self._head_timer = None
-            # A pipelined request may already have begun (then `cycle` is another), or be
-            # the one armed for while still answering (then it is not complete).
-            idle = waiting_after is None or waiting_after.response_complete
-            if self.cycle is waiting_after and idle and not self.transport.is_closing():
-                self.transport.close()
-
-        def _watch_h11(self, conn: Any) -> None:
-            import h11
-
-            read = conn.next_event
+            read = self.conn.next_event
 
             def next_event() -> Any:
                 try:
@@ -79,14 +49,12 @@ def uvicorn_protocol(*, header_timeout: float) -> type[asyncio.Protocol]:
                     self._status_hint = e.error_status_hint
                     raise
 
-            conn.next_event = next_event
+            self.conn.next_event = next_event
 
         def send_400_response(self, msg: str) -> None:
             if self._status_hint != 501:
                 super().send_400_response(msg)
                 return
-            import h11
-
             plain = [(b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close")]
             text = b"the request's transfer coding is not supported; only chunked is\n"
             for event in (
@@ -97,5 +65,4 @@ def uvicorn_protocol(*, header_timeout: float) -> type[asyncio.Protocol]:
                 self.transport.write(self.conn.send(event))
             self.transport.close()
 
-    Guarded.__name__ = Guarded.__qualname__ = f"Guarded{base.__name__}"
     return Guarded
