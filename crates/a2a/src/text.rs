@@ -129,6 +129,22 @@ impl Serialize for Text {
     /// escaped copy made when it was first met.
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         if self.0.len() >= ESCAPE_ONCE_FROM {
+            #[cfg(feature = "server")]
+            if let Some(at) = SPLICING.with(|splicing| splicing.borrow().as_ref().map(|sp| sp.buf.len())) {
+                // Inside `splicing`: an empty string now, the text spliced in when sent.
+                let out = s.serialize_str("")?;
+                SPLICING.with(|splicing| {
+                    if let Some(sp) = splicing.borrow_mut().as_mut() {
+                        // Written to the splicing buffer (`""`), or the splice is off.
+                        if sp.buf.len() == at + 2 {
+                            sp.texts.push((at + 1, Arc::clone(&self.0)));
+                        } else {
+                            sp.broken = true;
+                        }
+                    }
+                });
+                return Ok(out);
+            }
             let raw = ESCAPED.with(|escaped| {
                 let mut escaped = escaped.borrow_mut();
                 let texts = escaped.as_mut()?;
@@ -175,6 +191,66 @@ pub(crate) fn escaping_once<T>(encode: impl FnOnce() -> T) -> T {
     }
     let _restore = Restore(ESCAPED.with(|escaped| escaped.replace(Some(Vec::new()))));
     encode()
+}
+
+/// What [`splicing`] encoded: the JSON with each large text left out (an empty string
+/// in its place), and where each goes, after the opening quote of its string.
+#[cfg(feature = "server")]
+pub(crate) struct Spliced {
+    pub(crate) buf: Vec<u8>,
+    pub(crate) texts: Vec<(usize, Arc<str>)>,
+    /// A text was serialized to some other writer: the splice points are not known.
+    broken: bool,
+}
+
+#[cfg(feature = "server")]
+thread_local! {
+    /// The JSON being encoded by [`splicing`] on this thread (`None` outside it).
+    static SPLICING: RefCell<Option<Spliced>> = const { RefCell::new(None) };
+}
+
+/// The writer [`splicing`] hands its encoder: it appends to the thread's buffer.
+#[cfg(feature = "server")]
+pub(crate) struct SpliceWriter(());
+
+#[cfg(feature = "server")]
+impl std::io::Write for SpliceWriter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        SPLICING.with(|splicing| match splicing.borrow_mut().as_mut() {
+            Some(sp) => {
+                sp.buf.extend_from_slice(bytes);
+                Ok(bytes.len())
+            }
+            None => Err(std::io::Error::other("a splice writer outside `splicing`")),
+        })
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Runs `encode` (a `serde_json` encoder writing to the given writer), in which each
+/// large [`Text`] is left out of the output and noted instead, so that an answer
+/// holding megabytes of shared text is sent from that text as it goes out rather than
+/// from a copy of it (see `server/spliced.rs`). `None` when the encoding failed or when
+/// a text was serialized somewhere other than the writer: encode plainly then.
+#[cfg(feature = "server")]
+pub(crate) fn splicing(encode: impl FnOnce(&mut SpliceWriter) -> std::io::Result<()>) -> Option<Spliced> {
+    struct Restore(Option<Spliced>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let outer = self.0.take();
+            SPLICING.with(|splicing| *splicing.borrow_mut() = outer);
+        }
+    }
+    let fresh = Spliced { buf: Vec::with_capacity(1024), texts: Vec::new(), broken: false };
+    let restore = Restore(SPLICING.with(|splicing| splicing.replace(Some(fresh))));
+    let encoded = encode(&mut SpliceWriter(()));
+    let spliced = SPLICING.with(|splicing| splicing.borrow_mut().take());
+    drop(restore);
+    let spliced = spliced?;
+    (encoded.is_ok() && !spliced.broken).then_some(spliced)
 }
 
 impl<'de> Deserialize<'de> for Text {

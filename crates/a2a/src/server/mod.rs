@@ -33,6 +33,7 @@ mod push_configs;
 mod replicas;
 mod reply;
 mod send;
+mod spliced;
 mod turn;
 pub(crate) mod watch;
 

@@ -2,7 +2,10 @@
 //! or — where a store had only those — its ProtoJSON bytes. The binding encodes it: the
 //! JSON-RPC and HTTP+JSON bindings as ProtoJSON ([`Reply::to_json`]), gRPC as protobuf.
 
+use std::io::Write;
 use std::sync::Arc;
+
+use super::spliced::Spliced;
 
 use crate::errors::{A2aError, ErrorKind};
 use crate::store::{Body, TaskBody};
@@ -41,6 +44,33 @@ impl Reply {
         match response {
             SendMessageResponse::Task(t) => Reply::SendTask(Arc::new(t)),
             SendMessageResponse::Message(m) => Reply::SendMessage(Box::new(m)),
+        }
+    }
+
+    /// The answer's ProtoJSON as a body that writes the large texts of a task from the
+    /// task as it goes out ([`Spliced`]), or as plain bytes when there is no task.
+    pub(crate) fn to_json_spliced(&self) -> Result<Spliced, A2aError> {
+        let task = match self {
+            Reply::SendTask(task) => Some(&**task),
+            Reply::Task(body) => body.decoded().map(|task| &**task),
+            _ => None,
+        };
+        let wrap = matches!(self, Reply::SendTask(_));
+        let spliced = task.and_then(|task| {
+            Spliced::encode(|w| {
+                if wrap {
+                    w.write_all(br#"{"task":"#)?;
+                }
+                serde_json::to_writer(&mut *w, task)?;
+                if wrap {
+                    w.write_all(b"}")?;
+                }
+                Ok(())
+            })
+        });
+        match spliced {
+            Some(spliced) => Ok(spliced),
+            None => self.to_json().map(Spliced::plain),
         }
     }
 

@@ -248,8 +248,15 @@ pub(super) async fn rpc_call<E: AgentExecutor>(
         Err(e) => return rpc_error_response(&e, Some(&id)),
     };
     match app.core.handle(cx, request).await {
-        Ok(Answer::Value(reply)) => match reply.to_json() {
-            Ok(bytes) => rpc_result_response(&id, bytes),
+        Ok(Answer::Value(reply)) => match reply.to_json_spliced() {
+            Ok(result) => match result.into_plain() {
+                Ok(bytes) => rpc_result_response(&id, bytes),
+                Err(spliced) => {
+                    let head = [br#"{"jsonrpc":"2.0","id":"#, id.json(), br#","result":"#].concat();
+                    let body = axum::body::Body::new(spliced.wrapped(head, b"}"));
+                    (StatusCode::OK, [(http::header::CONTENT_TYPE, "application/json")], body).into_response()
+                }
+            },
             Err(e) => rpc_error_response(&e, Some(&id)),
         },
         Ok(Answer::Stream(events)) => {

@@ -231,8 +231,14 @@ pub(super) async fn rest<E: AgentExecutor>(State(app): State<Arc<App<E>>>, req: 
         Err(e) => return rest_error(&e, table),
     };
     match app.core.handle(cx, request).await {
-        Ok(Answer::Value(reply)) => match reply.to_json() {
-            Ok(bytes) => json_response(StatusCode::OK, A2A_JSON, bytes),
+        Ok(Answer::Value(reply)) => match reply.to_json_spliced() {
+            Ok(result) => match result.into_plain() {
+                Ok(bytes) => json_response(StatusCode::OK, A2A_JSON, bytes),
+                Err(spliced) => {
+                    let body = axum::body::Body::new(spliced);
+                    (StatusCode::OK, [(http::header::CONTENT_TYPE, A2A_JSON)], body).into_response()
+                }
+            },
             Err(e) => rest_error(&e, table),
         },
         Ok(Answer::Stream(events)) => sse(&app, &parts, events, move |item| match item {
