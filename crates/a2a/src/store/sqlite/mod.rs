@@ -19,6 +19,13 @@
 //! of failing at once, and foreign keys are on, so that deleting a task removes its
 //! events, push configs and queued deliveries with it.
 //!
+//! **Large commits.** A commit is encoded on its caller's thread before it is queued, so
+//! many large ones at once (tasks holding megabytes of text) would all be encoded and
+//! waiting together. A commit of [`LARGE_COMMIT`] bytes or more first waits for room in
+//! a budget of such bytes in flight (`LARGE_IN_FLIGHT_KIB`), held until it is committed:
+//! backpressure, not refusal. Its place in the queue is then taken when it gets room,
+//! not when it is called (callers await each commit before the next one of a task).
+//!
 //! **Checkpoints** never run inside a commit: the writer has `wal_autocheckpoint = 0`,
 //! and a checkpointer thread of the store's own copies the log into the database file
 //! and keeps the log bounded (`checkpoint.rs`). It ends with the committer.
@@ -102,7 +109,15 @@ use tasks::*;
 pub struct SqliteStore {
     pool: Arc<Pool>,
     committer: Arc<Committer>,
+    /// The bytes of large commits encoded and not yet committed (see "Large commits").
+    large: Arc<tokio::sync::Semaphore>,
 }
+
+/// A commit from this size on (its task and events as ProtoJSON) is a large one.
+const LARGE_COMMIT: usize = 1 << 20;
+/// How many bytes of large commits may be encoded and waiting for the committer at once,
+/// in KiB (the semaphore's unit). A larger commit waits for all of it.
+const LARGE_IN_FLIGHT_KIB: u32 = 24 << 10;
 
 /// The most commits one transaction takes from the queue.
 pub const MAX_BATCH: usize = 256;
@@ -303,7 +318,8 @@ impl SqliteStore {
     fn with_pool(pool: Arc<Pool>, checkpointer: Option<Checkpointer>) -> Self {
         let committer =
             Arc::new(Committer { pool: Arc::clone(&pool), thread: OnceLock::new(), _checkpointer: checkpointer });
-        SqliteStore { pool, committer }
+        let large = Arc::new(tokio::sync::Semaphore::new(LARGE_IN_FLIGHT_KIB as usize));
+        SqliteStore { pool, committer, large }
     }
 
     /// Runs `work` on a blocking thread with a connection of the given kind.
@@ -358,8 +374,29 @@ impl Pool {
     }
 }
 
-impl Store for SqliteStore {
-    fn commit(&self, commit: Commit) -> BoxFuture<'_, Result<Committed, StoreError>> {
+impl SqliteStore {
+    /// A commit, held back first while large commits fill their room (see "Large
+    /// commits").
+    fn gated_commit(&self, commit: Commit) -> BoxFuture<'_, Result<Committed, StoreError>> {
+        let size = commit_size(&commit);
+        if size >= LARGE_COMMIT {
+            // Waits for room among the large commits before it is encoded: backpressure,
+            // not refusal (see "Large commits").
+            let kib = u32::try_from(size.div_ceil(1024)).unwrap_or(u32::MAX).min(LARGE_IN_FLIGHT_KIB);
+            let large = Arc::clone(&self.large);
+            return Box::pin(async move {
+                let _room = large
+                    .acquire_many_owned(kib)
+                    .await
+                    .map_err(|_| StoreError::Backend("sqlite large-commit gate closed".into()))?;
+                self.queue_commit(commit).await
+            });
+        }
+        self.queue_commit(commit)
+    }
+
+    /// Encodes `commit` and queues it for the committer (in the order of these calls).
+    fn queue_commit(&self, commit: Commit) -> BoxFuture<'_, Result<Committed, StoreError>> {
         // Encoded here, on the caller's thread, so that the one committer thread does
         // only what must be serial.
         let commit = match commit.encoded() {
@@ -378,6 +415,17 @@ impl Store for SqliteStore {
         Box::pin(async move {
             outcome.await.map_err(|_| StoreError::Backend("sqlite commit lost: its committer failed".into()))?
         })
+    }
+}
+
+/// A commit's size as ProtoJSON (counted, not encoded, for a body still decoded).
+fn commit_size(commit: &Commit) -> usize {
+    commit.task.body.len() + commit.events.iter().map(|(body, _)| body.len()).sum::<usize>()
+}
+
+impl Store for SqliteStore {
+    fn commit(&self, commit: Commit) -> BoxFuture<'_, Result<Committed, StoreError>> {
+        self.gated_commit(commit)
     }
 
     fn get_task(&self, key: &TaskKey) -> BoxFuture<'_, Result<Option<TaskRecord>, StoreError>> {

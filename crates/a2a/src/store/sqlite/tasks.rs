@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::store::commit::{check, Checked, Stored};
+use rusqlite::types::{ToSqlOutput, ValueRef};
 
 pub(super) const TASK_COLUMNS: &str =
     "tenant, id, context_id, state, terminal, status_ts_ms, version, body, lease_owner, lease_until_ms";
@@ -198,6 +199,33 @@ fn check_commit(tx: &Connection, commit: &Commit) -> Result<Checked, StoreError>
     check(commit, stored)
 }
 
+/// Bodies from this size on are written into their row in place (incremental blob I/O),
+/// not bound: a bound blob is copied once into SQLite and once more into the record it
+/// builds, two more copies of a task holding megabytes of text.
+const IN_PLACE: usize = 64 << 10;
+
+fn in_place(body: &[u8]) -> bool {
+    body.len() >= IN_PLACE && i32::try_from(body.len()).is_ok()
+}
+
+/// A body as a statement parameter: as it is, or as zeros of its length that [`fill`]
+/// then overwrites in place.
+fn bound(body: &[u8]) -> ToSqlOutput<'_> {
+    match i32::try_from(body.len()) {
+        Ok(len) if in_place(body) => ToSqlOutput::ZeroBlob(len),
+        _ => ToSqlOutput::Borrowed(ValueRef::Blob(body)),
+    }
+}
+
+/// Writes a body bound by [`bound`] as zeros into its row of `table`.
+fn fill(tx: &Connection, table: &str, rowid: i64, body: &[u8]) -> Result<(), StoreError> {
+    if !in_place(body) {
+        return Ok(());
+    }
+    let mut blob = tx.blob_open("main", table, "body", rowid, false).map_err(|e| backend("open a body in place", e))?;
+    blob.write_at(body, 0).map_err(|e| backend("write a body in place", e))
+}
+
 /// The writes of a commit its checks let through.
 fn write_commit(tx: &Connection, commit: &Commit, body: &[u8], checked: &Checked) -> Result<(), StoreError> {
     let key = &commit.task.key;
@@ -220,12 +248,13 @@ fn write_commit(tx: &Connection, commit: &Commit, body: &[u8], checked: &Checked
                 record.status_ts_ms,
                 version_sql,
                 last_seq_sql,
-                body,
+                bound(body),
                 lease_owner,
                 lease_until_ms
             ])
         })
         .map_err(|e| backend("insert task", e))?;
+        fill(tx, "tasks", tx.last_insert_rowid(), body)?;
     } else {
         let updated = tx
             .prepare_cached(
@@ -244,7 +273,7 @@ fn write_commit(tx: &Connection, commit: &Commit, body: &[u8], checked: &Checked
                     record.status_ts_ms,
                     version_sql,
                     last_seq_sql,
-                    body,
+                    bound(body),
                     version_sql - 1,
                     keep_lease,
                     lease_owner,
@@ -254,6 +283,13 @@ fn write_commit(tx: &Connection, commit: &Commit, body: &[u8], checked: &Checked
             .map_err(|e| backend("update task", e))?;
         if updated != 1 {
             return Err(StoreError::Backend(format!("task {key:?} vanished during its commit")));
+        }
+        if in_place(body) {
+            let rowid = tx
+                .prepare_cached("SELECT rowid FROM tasks WHERE tenant = ?1 AND id = ?2")
+                .and_then(|mut select| select.query_row(params![key.tenant, key.id], |row| row.get(0)))
+                .map_err(|e| backend("find the task's row", e))?;
+            fill(tx, "tasks", rowid, body)?;
         }
     }
 
@@ -265,8 +301,9 @@ fn write_commit(tx: &Connection, commit: &Commit, body: &[u8], checked: &Checked
             let seq = to_i64(checked.seq(offset), "sequence number")?;
             let body = body.bytes()?;
             insert
-                .execute(params![key.tenant, key.id, seq, &body[..], last])
+                .execute(params![key.tenant, key.id, seq, bound(&body), last])
                 .map_err(|e| backend("insert event", e))?;
+            fill(tx, "events", tx.last_insert_rowid(), &body)?;
         }
     }
 
