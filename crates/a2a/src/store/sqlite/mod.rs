@@ -21,7 +21,7 @@
 //!
 //! **Large commits.** A commit is encoded on its caller's thread before it is queued, so
 //! many large ones at once (tasks holding megabytes of text) would all be encoded and
-//! waiting together. A commit of [`LARGE_COMMIT`] bytes or more first waits for room in
+//! waiting together. A commit of `LARGE_COMMIT` (1 MiB) or more first waits for room in
 //! a budget of such bytes in flight (`LARGE_IN_FLIGHT_KIB`), held until it is committed:
 //! backpressure, not refusal. Its place in the queue is then taken when it gets room,
 //! not when it is called (callers await each commit before the next one of a task).
