@@ -364,6 +364,11 @@ class A2aApp:
                     await send({"type": "http.response.body", "body": frame(item), "more_body": True})
                     if isinstance(item, A2aError):
                         break
+                if gone.done():
+                    return
+                if not queue.empty():  # the next event is in: no task and no wait for it
+                    item = queue.get_nowait()
+                    continue
                 getting = asyncio.create_task(queue.get())
                 done, _ = await asyncio.wait(
                     {getting, gone}, timeout=self.options.keep_alive, return_when="FIRST_COMPLETED"
