@@ -4,7 +4,7 @@
 //! (`remote-client`) against our Rust server, over Streamable HTTP and WebSocket, two
 //! prompt turns each with every streamed update handled before its turn's answer. Both
 //! programs live in `interop/official/acp-rust/` (a cargo project of its own, its
-//! `remote` feature), built here into `target/interop-official-rust-remote` (the first
+//! `remote` feature), built here into `target/interop-official-rust` (the first
 //! build compiles the crate's HTTP stack: minutes on a busy two-core machine). The
 //! Python and TypeScript suites run the same programs against their own client and agent.
 
@@ -33,7 +33,7 @@ fn repo() -> PathBuf {
 /// date) from the project's own lockfile, bounded.
 fn official(name: &str) -> PathBuf {
     static BUILT: std::sync::Once = std::sync::Once::new();
-    let target = repo().join("target/interop-official-rust-remote");
+    let target = repo().join("target/interop-official-rust");
     BUILT.call_once(|| {
         let manifest = repo().join("interop/official/acp-rust/Cargo.toml");
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());

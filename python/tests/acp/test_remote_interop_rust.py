@@ -4,7 +4,7 @@
 (`remote-client`) against our Python agent, over Streamable HTTP and WebSocket, two
 prompt turns each with every streamed update handled before its turn's answer. Both
 programs live in `interop/official/acp-rust/` (its `remote` feature) and are built into
-`target/interop-official-rust-remote`, as the Rust suite's `remote_official_rust` test does
+`target/interop-official-rust`, as the Rust suite's `remote_official_rust` test does
 (after it, here only checked up to date)."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from agentproto.examples.echo_agent import EchoAgent
 from tests.acp.remote_peers import Recorder, serving, two_turns
 
 REPO = Path(__file__).resolve().parents[3]
-TARGET = REPO / "target/interop-official-rust-remote"
+TARGET = REPO / "target/interop-official-rust"
 
 
 @pytest.fixture(scope="module")

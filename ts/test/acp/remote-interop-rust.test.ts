@@ -4,7 +4,7 @@
  * (`remote-client`) against our agent, over Streamable HTTP and WebSocket, two prompt
  * turns each with every streamed update handled before its turn's answer. Both programs
  * live in `interop/official/acp-rust/` (its `remote` feature) and are built into
- * `target/interop-official-rust-remote`, as the Rust suite's `remote_official_rust` test
+ * `target/interop-official-rust`, as the Rust suite's `remote_official_rust` test
  * does (after it, here only checked up to date). Every child is ended; every wait bounded. */
 
 import assert from "node:assert/strict";
@@ -16,7 +16,7 @@ import { connect } from "../../src/acp/remote/index.js";
 import { Collect, ECHOED, echoServer, serving, twoTurns, within } from "./remote-peers.js";
 
 const ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
-const TARGET = `${ROOT}target/interop-official-rust-remote`;
+const TARGET = `${ROOT}target/interop-official-rust`;
 const SLOW = 20_000;
 
 /** Builds (or finds up to date) the official peers: an error message, or null. */
