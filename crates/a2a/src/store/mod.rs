@@ -145,6 +145,11 @@ impl<T: serde::Serialize> Body<T> {
         Ok(())
     }
 
+    /// Whether the body has its bytes (made from them, or encoded since).
+    pub(crate) fn is_encoded(&self) -> bool {
+        !matches!(self.0, Repr::Decoded(_))
+    }
+
     /// The decoded value, when this body was made from one (no copy, no decode).
     pub fn decoded(&self) -> Option<&Arc<T>> {
         match &self.0 {

@@ -378,7 +378,10 @@ impl SqliteStore {
     /// A commit, held back first while large commits fill their room (see "Large
     /// commits").
     fn gated_commit(&self, commit: Commit) -> BoxFuture<'_, Result<Committed, StoreError>> {
-        let size = commit_size(&commit);
+        let task_len = commit.task.body.len();
+        let size = task_len + commit.events.iter().map(|(body, _)| body.len()).sum::<usize>();
+        // A large task is left decoded: the committer writes it straight into its row.
+        let stream_task = task_len >= LARGE_COMMIT;
         if size >= LARGE_COMMIT {
             // Waits for room among the large commits before it is encoded: backpressure,
             // not refusal (see "Large commits").
@@ -389,20 +392,30 @@ impl SqliteStore {
                     .acquire_many_owned(kib)
                     .await
                     .map_err(|_| StoreError::Backend("sqlite large-commit gate closed".into()))?;
-                self.queue_commit(commit).await
+                self.queue_commit(commit, stream_task).await
             });
         }
-        self.queue_commit(commit)
+        self.queue_commit(commit, stream_task)
     }
 
-    /// Encodes `commit` and queues it for the committer (in the order of these calls).
-    fn queue_commit(&self, commit: Commit) -> BoxFuture<'_, Result<Committed, StoreError>> {
+    /// Encodes `commit` and queues it for the committer (in the order of these calls);
+    /// a `stream_task` commit's task is left decoded, for the committer to write into
+    /// its row as it encodes it (`tasks.rs`), never whole in memory.
+    fn queue_commit(&self, mut commit: Commit, stream_task: bool) -> BoxFuture<'_, Result<Committed, StoreError>> {
         // Encoded here, on the caller's thread, so that the one committer thread does
         // only what must be serial.
-        let commit = match commit.encoded() {
-            Ok(commit) => commit,
-            Err(e) => return Box::pin(std::future::ready(Err(e))),
-        };
+        let encoded = crate::text::escaping_once(|| {
+            if !stream_task {
+                commit.task.body.encode()?;
+            }
+            for (body, _) in &mut commit.events {
+                body.encode()?;
+            }
+            Ok::<_, StoreError>(())
+        });
+        if let Err(e) = encoded {
+            return Box::pin(std::future::ready(Err(e)));
+        }
         if !self.committer.running() {
             let refused = StoreError::Backend("sqlite committer thread could not be started".into());
             return Box::pin(std::future::ready(Err(refused)));
@@ -416,11 +429,6 @@ impl SqliteStore {
             outcome.await.map_err(|_| StoreError::Backend("sqlite commit lost: its committer failed".into()))?
         })
     }
-}
-
-/// A commit's size as ProtoJSON (counted, not encoded, for a body still decoded).
-fn commit_size(commit: &Commit) -> usize {
-    commit.task.body.len() + commit.events.iter().map(|(body, _)| body.len()).sum::<usize>()
 }
 
 impl Store for SqliteStore {

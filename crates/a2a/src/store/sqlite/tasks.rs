@@ -172,7 +172,7 @@ impl Failed {
 /// lease), then its writes (the task row, its events and their push deliveries).
 fn apply_commit(tx: &Connection, commit: &Commit) -> Result<Checked, Failed> {
     let checked = check_commit(tx, commit).map_err(Failed::Refused)?;
-    let body = commit.task.body.bytes().map_err(Failed::Refused)?;
+    let body = TaskBytes::of(&commit.task.body).map_err(Failed::Refused)?;
     write_commit(tx, commit, &body, &checked).map_err(Failed::Writing)?;
     Ok(checked)
 }
@@ -226,8 +226,79 @@ fn fill(tx: &Connection, table: &str, rowid: i64, body: &[u8]) -> Result<(), Sto
     blob.write_at(body, 0).map_err(|e| backend("write a body in place", e))
 }
 
+/// A task's body as the committer writes it: its bytes, or a large task the caller left
+/// decoded (`SqliteStore::queue_commit`), of a length counted first, serialized straight
+/// into its row: never a whole encoded copy in memory.
+enum TaskBytes {
+    Bytes(bytes::Bytes),
+    Streamed(std::sync::Arc<crate::v1::Task>, i32),
+}
+
+impl TaskBytes {
+    fn of(body: &TaskBody) -> Result<TaskBytes, StoreError> {
+        if let (false, Some(task)) = (body.is_encoded(), body.decoded()) {
+            if let Ok(len) = i32::try_from(body.len()) {
+                return Ok(TaskBytes::Streamed(std::sync::Arc::clone(task), len));
+            }
+        }
+        body.bytes().map(TaskBytes::Bytes)
+    }
+
+    fn in_place(&self) -> bool {
+        match self {
+            TaskBytes::Bytes(bytes) => in_place(bytes),
+            TaskBytes::Streamed(..) => true,
+        }
+    }
+
+    fn bound(&self) -> ToSqlOutput<'_> {
+        match self {
+            TaskBytes::Bytes(bytes) => bound(bytes),
+            TaskBytes::Streamed(_, len) => ToSqlOutput::ZeroBlob(*len),
+        }
+    }
+
+    /// Writes the body into the task's row (`rowid`) when it was bound as zeros.
+    fn fill(&self, tx: &Connection, rowid: i64) -> Result<(), StoreError> {
+        let (task, len) = match self {
+            TaskBytes::Bytes(bytes) => return fill(tx, "tasks", rowid, bytes),
+            TaskBytes::Streamed(task, len) => (task, *len),
+        };
+        let blob =
+            tx.blob_open("main", "tasks", "body", rowid, false).map_err(|e| backend("open a body in place", e))?;
+        let mut out = std::io::BufWriter::with_capacity(64 << 10, Counted { blob, written: 0 });
+        serde_json::to_writer(&mut out, &**task).map_err(|e| backend("write a task in place", e))?;
+        let written = out.into_inner().map_err(|e| backend("write a task in place", e.error()))?.written;
+        if written != len as usize {
+            return Err(StoreError::Backend(format!("a task encoded to {written} bytes, not the {len} counted")));
+        }
+        Ok(())
+    }
+}
+
+/// A blob written in order, counting what it was given.
+struct Counted<'a> {
+    blob: rusqlite::blob::Blob<'a>,
+    written: usize,
+}
+
+impl std::io::Write for Counted<'_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let n = self.blob.write(bytes)?;
+        if n < bytes.len() {
+            return Err(std::io::Error::new(std::io::ErrorKind::WriteZero, "the task outgrew its counted length"));
+        }
+        self.written += n;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.blob.flush()
+    }
+}
+
 /// The writes of a commit its checks let through.
-fn write_commit(tx: &Connection, commit: &Commit, body: &[u8], checked: &Checked) -> Result<(), StoreError> {
+fn write_commit(tx: &Connection, commit: &Commit, body: &TaskBytes, checked: &Checked) -> Result<(), StoreError> {
     let key = &commit.task.key;
     let record = &commit.task;
     let version_sql = to_i64(checked.version, "version")?;
@@ -248,13 +319,13 @@ fn write_commit(tx: &Connection, commit: &Commit, body: &[u8], checked: &Checked
                 record.status_ts_ms,
                 version_sql,
                 last_seq_sql,
-                bound(body),
+                body.bound(),
                 lease_owner,
                 lease_until_ms
             ])
         })
         .map_err(|e| backend("insert task", e))?;
-        fill(tx, "tasks", tx.last_insert_rowid(), body)?;
+        body.fill(tx, tx.last_insert_rowid())?;
     } else {
         let updated = tx
             .prepare_cached(
@@ -273,7 +344,7 @@ fn write_commit(tx: &Connection, commit: &Commit, body: &[u8], checked: &Checked
                     record.status_ts_ms,
                     version_sql,
                     last_seq_sql,
-                    bound(body),
+                    body.bound(),
                     version_sql - 1,
                     keep_lease,
                     lease_owner,
@@ -284,12 +355,12 @@ fn write_commit(tx: &Connection, commit: &Commit, body: &[u8], checked: &Checked
         if updated != 1 {
             return Err(StoreError::Backend(format!("task {key:?} vanished during its commit")));
         }
-        if in_place(body) {
+        if body.in_place() {
             let rowid = tx
                 .prepare_cached("SELECT rowid FROM tasks WHERE tenant = ?1 AND id = ?2")
                 .and_then(|mut select| select.query_row(params![key.tenant, key.id], |row| row.get(0)))
                 .map_err(|e| backend("find the task's row", e))?;
-            fill(tx, "tasks", rowid, body)?;
+            body.fill(tx, rowid)?;
         }
     }
 

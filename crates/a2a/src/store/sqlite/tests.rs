@@ -405,3 +405,31 @@ async fn large_bodies_are_written_in_place_and_read_back_whole() {
         done.unwrap();
     }
 }
+
+/// A large task still decoded is serialized by the committer straight into its row, on
+/// create and on update, and reads back as its plain encoding.
+#[tokio::test]
+async fn a_large_decoded_task_is_streamed_into_its_row() {
+    use crate::v1::{Message, Part, PartContent, Role, Task, TaskState, TaskStatus};
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("a2a.db")).unwrap();
+    let key = TaskKey::new("", "streamed");
+    let task_with = |text: &str| {
+        let mut task = Task::new("streamed", TaskStatus::new(TaskState::Working));
+        let part = Part::new(PartContent::Text(format!("{text}\"\n").repeat(LARGE_COMMIT / 8).into()));
+        task.history.push(Message::new("m-1", Role::User, vec![part]));
+        std::sync::Arc::new(task)
+    };
+    for (i, text) in ["first", "second, longer"].into_iter().enumerate() {
+        let task = task_with(text);
+        let body = TaskBody::from_task(task.clone());
+        let commit = Commit {
+            task: TaskRecord { body, ..record("streamed") },
+            expected_version: (i > 0).then_some(i as u64),
+            ..create("streamed", 1)
+        };
+        store.commit(commit).await.unwrap();
+        let stored = store.get_task(&key).await.unwrap().unwrap().body.bytes().unwrap();
+        assert_eq!(stored, serde_json::to_vec(&*task).unwrap());
+    }
+}
