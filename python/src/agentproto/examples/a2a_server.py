@@ -79,6 +79,12 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--header-timeout", type=float, default=15.0, help="seconds a connection may take to send a request head"
     )
+    parser.add_argument(
+        "--stream-budget-mib",
+        type=int,
+        default=64,
+        help="MiB of stream frames held for subscribers, all together (as agentproto serve; past it a stream is cut)",
+    )
     return parser.parse_args(argv)
 
 
@@ -103,6 +109,7 @@ async def serve(args: argparse.Namespace) -> None:
         push_guard=guard,
         turn_lease=args.turn_lease,
         retain_terminal=args.retain_terminal,
+        stream_budget=args.stream_budget_mib << 20,
     )
     grpc_server: Any = None
     grpc_at: str | None = None

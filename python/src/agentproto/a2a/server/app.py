@@ -27,6 +27,7 @@ from agentproto.a2a.generated.v1 import OPERATIONS, AgentCard, Operation
 from agentproto.a2a.memory_store import MemoryStore
 from agentproto.a2a.server import codings
 from agentproto.a2a.server.core import CallContext, ServerOptions, StreamEvent, call_context
+from agentproto.a2a.server.stream_budget import DRAIN_ABOVE, StreamBudget
 from agentproto.a2a.server.turns import Core
 from agentproto.a2a.server.v03_binding import answer_v03
 from agentproto.a2a.store import Store
@@ -42,6 +43,7 @@ Send = Callable[[Message], Awaitable[None]]
 
 _JSON = (b"content-type", b"application/json")
 _END = object()
+_LAGGED = b"event: lagged\ndata: {}\n\n"
 
 
 class _Disconnected(Exception):
@@ -322,7 +324,8 @@ class A2aApp:
     ) -> None:
         """Answers with the events as SSE. The first is awaited before the headers, so a
         failure at once is an ordinary error answer; keep-alive comments while idle; the
-        stream stops when the client goes away."""
+        stream stops when the client goes away, and is cut off with `event: lagged` when
+        its next frame does not fit in the stream budget."""
         try:
             first = await anext(events)
         except StopAsyncIteration:
@@ -361,7 +364,9 @@ class A2aApp:
         try:
             while item is not _END:
                 if item is not None:
-                    await send({"type": "http.response.body", "body": frame(item), "more_body": True})
+                    if not await _write_charged(self.core.stream_budget, send, frame(item)):
+                        await send({"type": "http.response.body", "body": _LAGGED, "more_body": True})
+                        break
                     if isinstance(item, A2aError):
                         break
                 if gone.done():
@@ -389,6 +394,23 @@ class A2aApp:
                 pumping.cancel()
                 await asyncio.wait({pumping})
             await events.aclose()
+
+
+async def _write_charged(budget: StreamBudget, send: Send, data: bytes) -> bool:
+    """Sends `data` charged to `budget` until the connection has written it out (an empty
+    `send` after a large frame returns once the transport's buffer has drained); false,
+    and nothing sent, when it does not fit."""
+    size = len(data)
+    if not budget.charge(size):
+        return False
+    try:
+        await send({"type": "http.response.body", "body": data, "more_body": True})
+        del data
+        if size > DRAIN_ABOVE:
+            await send({"type": "http.response.body", "body": b"", "more_body": True})
+    finally:
+        budget.release(size)
+    return True
 
 
 def _gap(gap: Gap) -> bytes:

@@ -27,6 +27,7 @@ from agentproto.a2a.generated.v1 import (
 )
 from agentproto.a2a.push_delivery import PushOptions
 from agentproto.a2a.push_guard import PushGuard, Refused
+from agentproto.a2a.server.stream_budget import StreamBudget
 from agentproto.a2a.store import ListQuery, Store, StoreError, TaskKey, timestamp_ms
 from agentproto.a2a.tasks import EventHub, Gap, Tasks, follow, is_terminal, store_error, viewed
 
@@ -83,6 +84,10 @@ class ServerOptions:
     """A unary operation must answer within this many seconds (else 408)."""
     keep_alive: float = 15.0
     """How often an idle SSE stream gets a `: keep-alive` comment."""
+    stream_budget: int = 64 << 20
+    """Bytes of stream frames held for subscribers, all streams together: a frame counts
+    from its encoding until the connection has written it out, and a stream whose next
+    frame does not fit is cut off as lagged (`agentproto.a2a.server.stream_budget`)."""
     max_metadata_bytes: int = 64 << 10
     authenticate: Callable[[Mapping[str, str]], Principal | None | Awaitable[Principal | None]] | None = None
     """The auth hook: given the request headers, the caller (`None`: anonymous), or
@@ -162,6 +167,7 @@ class CoreBase:
         self.store = store
         self.options = options
         self.hub = EventHub()
+        self.stream_budget = StreamBudget(options.stream_budget)
         self.tasks = Tasks(store, self.hub, owner=new_id(), lease_ms=int(options.turn_lease * 1000))
 
     @property

@@ -1,0 +1,182 @@
+"""The Python A2A server's stream budget (issue 35, item 1), in process: the ASGI app driven
+by connections that model uvicorn's flow control (a `send` after a large frame waits until
+the client has read it), so a client that stops reading holds its frame.
+
+Every wait is bounded by `BOUND` seconds."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from agentproto.a2a.demo import card
+from agentproto.a2a.executor import RequestContext, TaskUpdater
+from agentproto.a2a.server import ServerOptions, create_app
+from agentproto.a2a.server.app import A2aApp
+from agentproto.a2a.server.stream_budget import DRAIN_ABOVE, StreamBudget
+
+BOUND = 10.0
+PIECE = 100_000
+"""The text of each artifact: every such event's frame is a little larger."""
+PIECES = 3
+
+
+def test_the_budget_charges_what_fits_and_counts_what_does_not() -> None:
+    budget = StreamBudget(100)
+    assert budget.charge(60) and budget.held == 60
+    assert not budget.charge(41) and budget.held == 60 and budget.cut == 1
+    assert budget.charge(40) and budget.held == 100 and budget.peak == 100
+    budget.release(60)
+    budget.release(40)
+    assert budget.held == 0 and budget.peak == 100 and budget.cut == 1
+
+
+class Pieces:
+    """WORKING, `PIECES` artifacts of `PIECE` characters, then COMPLETED."""
+
+    async def execute(self, context: RequestContext, updater: TaskUpdater) -> None:
+        await updater.working()
+        for i in range(PIECES):
+            await updater.add_artifact(str(i) * PIECE, artifact_id=f"a{i}")
+        await updater.complete()
+
+
+class Connection:
+    """One HTTP exchange as uvicorn runs it: a body larger than `DRAIN_ABOVE` fills the
+    transport's buffer when the client does not read (`reading=False`), and the next `send`
+    waits until `read()` is called."""
+
+    def __init__(self, body: bytes, reading: bool) -> None:
+        self._body = body
+        self._reading = reading
+        self._readable = asyncio.Event()
+        self._readable.set()
+        self.frames: list[bytes] = []
+        self.blocked = asyncio.Event()
+        """Set while a `send` waits for the client to read."""
+        self.ended = asyncio.Event()
+        self._gone = asyncio.Event()
+
+    async def receive(self) -> dict[str, Any]:
+        if self._body:
+            body, self._body = self._body, b""
+            return {"type": "http.request", "body": body, "more_body": False}
+        await self._gone.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if not self._readable.is_set():
+            self.blocked.set()
+            await self._readable.wait()
+            self.blocked.clear()
+        if message["type"] != "http.response.body":
+            return
+        body = message.get("body", b"")
+        if body:
+            self.frames.append(body)
+        if len(body) > DRAIN_ABOVE and not self._reading:
+            self._readable.clear()
+        if not message.get("more_body", False):
+            self.ended.set()
+
+    def read(self) -> None:
+        """The client reads from now on."""
+        self._reading = True
+        self._readable.set()
+
+    def close(self) -> None:
+        self._gone.set()
+        self._readable.set()
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        return [json.loads(f.partition(b"data: ")[2]) for f in self.frames if b"event:" not in f]
+
+
+def _stream_request(n: int) -> bytes:
+    message = {"messageId": f"m{n}", "role": "ROLE_USER", "parts": [{"text": "go"}]}
+    call = {"jsonrpc": "2.0", "id": n, "method": "SendStreamingMessage", "params": {"message": message}}
+    return json.dumps(call).encode()
+
+
+def _scope() -> dict[str, Any]:
+    headers = [(b"a2a-version", b"1.0"), (b"content-type", b"application/json")]
+    return {"type": "http", "method": "POST", "path": "/", "raw_path": b"/", "query_string": b"", "headers": headers}
+
+
+async def _within_bound(*waits: asyncio.Event) -> None:
+    """Waits until any of `waits` is set, at most `BOUND` seconds."""
+    tasks = [asyncio.create_task(w.wait()) for w in waits]
+    try:
+        done, _ = await asyncio.wait(tasks, timeout=BOUND, return_when="FIRST_COMPLETED")
+        assert done, "nothing happened within the bound"
+    finally:
+        for task in tasks:
+            task.cancel()
+
+
+async def _streams(app: A2aApp, reading: list[bool]) -> tuple[list[Connection], list[asyncio.Task[None]]]:
+    conns = [Connection(_stream_request(n), r) for n, r in enumerate(reading)]
+    calls = [asyncio.create_task(app(_scope(), c.receive, c.send)) for c in conns]  # type: ignore[arg-type]
+    return conns, calls
+
+
+def _app(budget: int) -> A2aApp:
+    return create_app(Pieces(), card("http://127.0.0.1:1"), options=ServerOptions(stream_budget=budget))
+
+
+def test_clients_that_stop_reading_hold_at_most_the_budget_and_the_rest_are_cut_as_lagged() -> None:
+    async def main() -> None:
+        app = _app(5 * PIECE // 2)  # two frames of a piece fit, not three
+        app.core.start()
+        conns, calls = await _streams(app, [False] * 5)
+        try:
+            for c in conns:
+                await _within_bound(c.blocked, c.ended)
+            budget = app.core.stream_budget
+            stuck = [c for c in conns if c.blocked.is_set()]
+            cut = [c for c in conns if c.ended.is_set()]
+            assert len(stuck) == 2 and len(cut) == 3
+            assert PIECE < budget.held <= budget.capacity and budget.peak <= budget.capacity
+            for c in cut:
+                assert c.frames[-1] == b"event: lagged\ndata: {}\n\n"
+            for c in stuck:  # reading again, they get every event
+                c.read()
+            async with asyncio.timeout(BOUND):
+                await asyncio.gather(*calls)
+            for c in stuck:
+                kinds = [next(iter(e["result"])) for e in c.events]
+                assert kinds.count("artifactUpdate") == PIECES and c.events[-1]["result"]["statusUpdate"]
+            assert budget.held == 0 and budget.cut == 3
+        finally:
+            for c in conns:
+                c.close()
+            async with asyncio.timeout(BOUND):
+                await asyncio.gather(*calls, return_exceptions=True)
+                await app.core.shutdown()
+
+    asyncio.run(main())
+
+
+def test_readers_that_read_are_never_cut_under_a_small_budget() -> None:
+    async def main() -> None:
+        app = _app(3 * PIECE // 2)  # one frame of a piece at a time
+        app.core.start()
+        conns, calls = await _streams(app, [True] * 6)
+        try:
+            async with asyncio.timeout(BOUND):
+                await asyncio.gather(*calls)
+            for c in conns:
+                assert not any(b"event: lagged" in f for f in c.frames)
+                kinds = [next(iter(e["result"])) for e in c.events]
+                assert kinds.count("artifactUpdate") == PIECES and "statusUpdate" in kinds
+            assert app.core.stream_budget.cut == 0 and app.core.stream_budget.held == 0
+        finally:
+            for c in conns:
+                c.close()
+            async with asyncio.timeout(BOUND):
+                await asyncio.gather(*calls, return_exceptions=True)
+                await app.core.shutdown()
+
+    asyncio.run(main())
