@@ -10,11 +10,13 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
+
 from agentproto.a2a.demo import card
 from agentproto.a2a.executor import RequestContext, TaskUpdater
 from agentproto.a2a.server import ServerOptions, create_app
 from agentproto.a2a.server.app import A2aApp
-from agentproto.a2a.server.stream_budget import DRAIN_ABOVE, StreamBudget
+from agentproto.a2a.server.stream_budget import DRAIN_ABOVE, Holder, StreamBudget
 
 BOUND = 10.0
 PIECE = 100_000
@@ -22,14 +24,31 @@ PIECE = 100_000
 PIECES = 3
 
 
-def test_the_budget_charges_what_fits_and_counts_what_does_not() -> None:
+def test_the_budget_charges_what_fits_and_refuses_the_stream_holding_the_most() -> None:
     budget = StreamBudget(100)
-    assert budget.charge(60) and budget.held == 60
-    assert not budget.charge(41) and budget.held == 60 and budget.cut == 1
-    assert budget.charge(40) and budget.held == 100 and budget.peak == 100
-    budget.release(60)
-    budget.release(40)
-    assert budget.held == 0 and budget.peak == 100 and budget.cut == 1
+    a, b = Holder(), Holder()
+    assert budget.charge(a, 60) and budget.held == 60 and a.held == 60
+    assert not budget.charge(a, 41) and budget.held == 60 and budget.cut == 1
+    assert not budget.charge(b, 41) and budget.cut == 2  # a holds more, but cannot be closed
+    assert budget.charge(b, 40) and budget.held == 100 and budget.peak == 100
+    budget.release(a, 60)
+    budget.release(b, 40)
+    assert budget.held == 0 and a.held == b.held == 0 and budget.peak == 100 and budget.cut == 2
+
+
+def test_a_frame_that_does_not_fit_closes_the_connection_of_the_stream_holding_the_most() -> None:
+    closed: list[str] = []
+    budget = StreamBudget(100)
+    a, b, c = Holder(lambda: closed.append("a")), Holder(lambda: closed.append("b")), Holder()
+    assert budget.charge(a, 50) and budget.charge(b, 30)
+    assert budget.charge(c, 40) and closed == ["a"] and a.cut and a.held == 0
+    assert budget.held == 70 and budget.cut == 1
+    budget.release(a, 50)  # given back when it was closed
+    assert budget.held == 70
+    assert not budget.charge(b, 40) and closed == ["a"]  # b holds the most: b is refused
+    budget.release(b, 30)
+    budget.release(c, 40)
+    assert budget.held == 0
 
 
 class Pieces:
@@ -47,9 +66,12 @@ class Connection:
     transport's buffer when the client does not read (`reading=False`), and the next `send`
     waits until `read()` is called."""
 
-    def __init__(self, body: bytes, reading: bool) -> None:
+    def __init__(self, body: bytes, reading: bool, closable: bool) -> None:
         self._body = body
         self._reading = reading
+        self.closable = closable
+        self.closed = asyncio.Event()
+        """Set when the application closed the connection."""
         self._readable = asyncio.Event()
         self._readable.set()
         self.frames: list[bytes] = []
@@ -70,7 +92,7 @@ class Connection:
             self.blocked.set()
             await self._readable.wait()
             self.blocked.clear()
-        if message["type"] != "http.response.body":
+        if self.closed.is_set() or message["type"] != "http.response.body":
             return
         body = message.get("body", b"")
         if body:
@@ -89,6 +111,24 @@ class Connection:
         self._gone.set()
         self._readable.set()
 
+    def _closed_by_app(self) -> None:
+        self.closed.set()
+        self.close()
+
+    def scope(self) -> dict[str, Any]:
+        headers = [(b"a2a-version", b"1.0"), (b"content-type", b"application/json")]
+        scope: dict[str, Any] = {
+            "type": "http",
+            "method": "POST",
+            "path": "/",
+            "raw_path": b"/",
+            "query_string": b"",
+            "headers": headers,
+        }
+        if self.closable:
+            scope["extensions"] = {"agentproto.close": {"close": self._closed_by_app}}
+        return scope
+
     @property
     def events(self) -> list[dict[str, Any]]:
         return [json.loads(f.partition(b"data: ")[2]) for f in self.frames if b"event:" not in f]
@@ -98,11 +138,6 @@ def _stream_request(n: int) -> bytes:
     message = {"messageId": f"m{n}", "role": "ROLE_USER", "parts": [{"text": "go"}]}
     call = {"jsonrpc": "2.0", "id": n, "method": "SendStreamingMessage", "params": {"message": message}}
     return json.dumps(call).encode()
-
-
-def _scope() -> dict[str, Any]:
-    headers = [(b"a2a-version", b"1.0"), (b"content-type", b"application/json")]
-    return {"type": "http", "method": "POST", "path": "/", "raw_path": b"/", "query_string": b"", "headers": headers}
 
 
 async def _within_bound(*waits: asyncio.Event) -> None:
@@ -116,9 +151,11 @@ async def _within_bound(*waits: asyncio.Event) -> None:
             task.cancel()
 
 
-async def _streams(app: A2aApp, reading: list[bool]) -> tuple[list[Connection], list[asyncio.Task[None]]]:
-    conns = [Connection(_stream_request(n), r) for n, r in enumerate(reading)]
-    calls = [asyncio.create_task(app(_scope(), c.receive, c.send)) for c in conns]  # type: ignore[arg-type]
+async def _streams(
+    app: A2aApp, reading: list[bool], closable: bool = True
+) -> tuple[list[Connection], list[asyncio.Task[None]]]:
+    conns = [Connection(_stream_request(n), r, closable) for n, r in enumerate(reading)]
+    calls = [asyncio.create_task(app(c.scope(), c.receive, c.send)) for c in conns]  # type: ignore[arg-type]
     return conns, calls
 
 
@@ -126,21 +163,29 @@ def _app(budget: int) -> A2aApp:
     return create_app(Pieces(), card("http://127.0.0.1:1"), options=ServerOptions(stream_budget=budget))
 
 
-def test_clients_that_stop_reading_hold_at_most_the_budget_and_the_rest_are_cut_as_lagged() -> None:
+@pytest.mark.parametrize("closable", [True, False], ids=["closable", "not-closable"])
+def test_clients_that_stop_reading_hold_at_most_the_budget_and_the_rest_are_cut(closable: bool) -> None:
+    """With connections the application can close, each frame that does not fit closes the
+    connection of a stream holding one; without, it is refused and its stream ends with
+    `event: lagged`. Either way two streams hold a frame, three are cut."""
+
     async def main() -> None:
         app = _app(5 * PIECE // 2)  # two frames of a piece fit, not three
         app.core.start()
-        conns, calls = await _streams(app, [False] * 5)
+        conns, calls = await _streams(app, [False] * 5, closable)
         try:
             for c in conns:
-                await _within_bound(c.blocked, c.ended)
+                await _within_bound(c.blocked, c.ended, c.closed)
             budget = app.core.stream_budget
-            stuck = [c for c in conns if c.blocked.is_set()]
-            cut = [c for c in conns if c.ended.is_set()]
-            assert len(stuck) == 2 and len(cut) == 3
+            cut = [c for c in conns if c.ended.is_set() or c.closed.is_set()]
+            stuck = [c for c in conns if c not in cut]
+            assert len(stuck) == 2 and len(cut) == 3 and all(c.blocked.is_set() for c in stuck)
             assert PIECE < budget.held <= budget.capacity and budget.peak <= budget.capacity
             for c in cut:
-                assert c.frames[-1] == b"event: lagged\ndata: {}\n\n"
+                if closable:
+                    assert c.closed.is_set() and not c.ended.is_set()
+                else:
+                    assert c.frames[-1] == b"event: lagged\ndata: {}\n\n" and c.ended.is_set()
             for c in stuck:  # reading again, they get every event
                 c.read()
             async with asyncio.timeout(BOUND):

@@ -12,6 +12,7 @@ hypercorn, granian).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import email.utils
 import hashlib
 import inspect
@@ -27,7 +28,7 @@ from agentproto.a2a.generated.v1 import OPERATIONS, AgentCard, Operation
 from agentproto.a2a.memory_store import MemoryStore
 from agentproto.a2a.server import codings
 from agentproto.a2a.server.core import CallContext, ServerOptions, StreamEvent, call_context
-from agentproto.a2a.server.stream_budget import DRAIN_ABOVE, StreamBudget
+from agentproto.a2a.server.stream_budget import DRAIN_ABOVE, Holder, StreamBudget
 from agentproto.a2a.server.turns import Core
 from agentproto.a2a.server.v03_binding import answer_v03
 from agentproto.a2a.store import Store
@@ -44,6 +45,9 @@ Send = Callable[[Message], Awaitable[None]]
 _JSON = (b"content-type", b"application/json")
 _END = object()
 _LAGGED = b"event: lagged\ndata: {}\n\n"
+_CLOSE: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar("_CLOSE", default=None)
+"""How to close the current request's connection, when the ASGI server offers it (the scope
+extension `agentproto.close`; see `agentproto.a2a.server.stream_budget`)."""
 
 
 class _Disconnected(Exception):
@@ -84,6 +88,7 @@ class A2aApp:
             return
         if scope["type"] != "http":
             return
+        _CLOSE.set(scope.get("extensions", {}).get("agentproto.close", {}).get("close"))
         try:
             await self._http(scope, receive, send)
         except _Disconnected:
@@ -324,8 +329,8 @@ class A2aApp:
     ) -> None:
         """Answers with the events as SSE. The first is awaited before the headers, so a
         failure at once is an ordinary error answer; keep-alive comments while idle; the
-        stream stops when the client goes away, and is cut off with `event: lagged` when
-        its next frame does not fit in the stream budget."""
+        stream stops when the client goes away, and is cut off when its next frame does not
+        fit in the stream budget (`agentproto.a2a.server.stream_budget`)."""
         try:
             first = await anext(events)
         except StopAsyncIteration:
@@ -358,15 +363,18 @@ class A2aApp:
             while (await receive())["type"] != "http.disconnect":
                 pass
 
+        holder = Holder(_CLOSE.get())
         item = first
         pumping = asyncio.create_task(pump()) if first is not _END else None
         gone = asyncio.create_task(disconnected())
         try:
             while item is not _END:
                 if item is not None:
-                    if not await _write_charged(self.core.stream_budget, send, frame(item)):
+                    if not await _write_charged(self.core.stream_budget, holder, send, frame(item)):
                         await send({"type": "http.response.body", "body": _LAGGED, "more_body": True})
                         break
+                    if holder.cut:  # its connection was closed for another stream's frame
+                        return
                     if isinstance(item, A2aError):
                         break
                 if gone.done():
@@ -396,12 +404,12 @@ class A2aApp:
             await events.aclose()
 
 
-async def _write_charged(budget: StreamBudget, send: Send, data: bytes) -> bool:
+async def _write_charged(budget: StreamBudget, holder: Holder, send: Send, data: bytes) -> bool:
     """Sends `data` charged to `budget` until the connection has written it out (an empty
     `send` after a large frame returns once the transport's buffer has drained); false,
     and nothing sent, when it does not fit."""
     size = len(data)
-    if not budget.charge(size):
+    if not budget.charge(holder, size):
         return False
     try:
         await send({"type": "http.response.body", "body": data, "more_body": True})
@@ -409,7 +417,7 @@ async def _write_charged(budget: StreamBudget, send: Send, data: bytes) -> bool:
         if size > DRAIN_ABOVE:
             await send({"type": "http.response.body", "body": b"", "more_body": True})
     finally:
-        budget.release(size)
+        budget.release(holder, size)
     return True
 
 

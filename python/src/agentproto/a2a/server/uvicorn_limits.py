@@ -9,7 +9,11 @@
   or from the end of its previous exchange) is closed;
 - a transfer coding other than `chunked`: uvicorn's h11 protocol refuses it before the
   application sees the request, with 400; here with 501 (RFC 9112 §6.1), as the
-  application answers it under a server that passes it on (`agentproto.a2a.server.codings`).
+  application answers it under a server that passes it on (`agentproto.a2a.server.codings`);
+- closing a connection from the application: each request's scope gets the extension
+  `agentproto.close` (`{"close": ...}`, aborting the transport, which drops what it still
+  holds), with which the stream budget cuts off a client that stopped reading
+  (`agentproto.a2a.server.stream_budget`).
 
 ```python
 config = uvicorn.Config(app, http=uvicorn_protocol(header_timeout=15.0))
@@ -27,8 +31,9 @@ __all__ = ["uvicorn_protocol"]
 
 
 def uvicorn_protocol(*, header_timeout: float) -> type[asyncio.Protocol]:
-    """uvicorn's h11 protocol class with the header timeout and 501 for transfer codings
-    it does not decode (see the module documentation)."""
+    """uvicorn's h11 protocol class with the header timeout, 501 for transfer codings it
+    does not decode and the `agentproto.close` scope extension (see the module
+    documentation)."""
     import h11
 
     from agentproto.acp.remote.head_timeout import head_timed_protocol
@@ -50,6 +55,12 @@ def uvicorn_protocol(*, header_timeout: float) -> type[asyncio.Protocol]:
                     raise
 
             self.conn.next_event = next_event
+
+        def handle_events(self) -> None:
+            super().handle_events()
+            cycle = getattr(self, "cycle", None)  # the request just read, its task not yet run
+            if cycle is not None and not cycle.response_started:
+                cycle.scope.setdefault("extensions", {}).setdefault("agentproto.close", {"close": self.transport.abort})
 
         def send_400_response(self, msg: str) -> None:
             if self._status_hint != 501:
