@@ -225,3 +225,75 @@ def test_readers_that_read_are_never_cut_under_a_small_budget() -> None:
                 await app.core.shutdown()
 
     asyncio.run(main())
+
+
+class _Aborted(Exception):
+    pass
+
+
+class _GrpcContext:
+    """What the gRPC binding's streaming handler asks of its `grpc.aio` context."""
+
+    def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
+        return ()
+
+    async def abort(self, code: Any, details: str, trailing_metadata: Any = ()) -> None:
+        raise _Aborted(code, details)
+
+
+def test_grpc_streams_whose_messages_are_not_taken_hold_at_most_the_budget() -> None:
+    """A gRPC stream holds its message until `grpc.aio` takes the next (the handler's
+    generator resumes): five streams that stop there, two fit, the others' calls are
+    cancelled one after the other; the two then get every event."""
+    pytest.importorskip("grpc")
+    from agentproto.a2a import grpc_wire
+    from agentproto.a2a.generated.v1 import Message, Part, Role, SendMessageRequest
+    from agentproto.a2a.server.grpc_server import _Service
+
+    async def main() -> None:
+        app = _app(5 * PIECE // 2)
+        app.core.start()
+        handler = _Service(app.core).streaming("SendStreamingMessage")
+        go_on = asyncio.Event()
+        holding = [asyncio.Event() for _ in range(5)]
+        taken: list[list[bytes]] = [[] for _ in range(5)]
+
+        async def call(n: int) -> None:
+            message = Message(message_id=f"m{n}", role=Role.USER, parts=[Part(text="go")])
+            data = grpc_wire.encode("SendMessageRequest", SendMessageRequest(message=message))
+            stream = handler(data, _GrpcContext())
+            try:
+                async for out in stream:
+                    taken[n].append(out)
+                    if len(out) > PIECE and not go_on.is_set():
+                        holding[n].set()
+                        await go_on.wait()  # the peer reads no more: grpc.aio takes no next
+            finally:
+                await stream.aclose()  # type: ignore[attr-defined]
+
+        calls = [asyncio.create_task(call(n)) for n in range(5)]
+        try:
+            for n, c in enumerate(calls):
+                waiting = asyncio.create_task(holding[n].wait())
+                await asyncio.wait({waiting, c}, timeout=BOUND, return_when="FIRST_COMPLETED")
+                waiting.cancel()
+                assert holding[n].is_set() or c.done()
+            budget = app.core.stream_budget
+            cancelled = [c for c in calls if c.done()]
+            assert len(cancelled) == 3 and all(c.cancelled() for c in cancelled)
+            assert PIECE < budget.held <= budget.capacity and budget.peak <= budget.capacity
+            go_on.set()
+            async with asyncio.timeout(BOUND):
+                await asyncio.gather(*(c for c in calls if not c.done()))
+            for n, c in enumerate(calls):
+                if not c.cancelled():
+                    assert sum(len(out) > PIECE for out in taken[n]) == PIECES
+            assert budget.held == 0 and budget.cut == 3
+        finally:
+            for c in calls:
+                c.cancel()
+            async with asyncio.timeout(BOUND):
+                await asyncio.gather(*calls, return_exceptions=True)
+                await app.core.shutdown()
+
+    asyncio.run(main())

@@ -17,6 +17,11 @@ resumes `SubscribeToTask`. An error is the error table's gRPC status with its me
 and a `google.rpc.Status` carrying an `ErrorInfo` (`grpc-status-details-bin`). Streamed
 events carry no ids; where the log no longer holds the events after a resume point the
 stream ends with `DATA_LOSS` (as the Rust server's does), and the caller subscribes again.
+Streams share the SSE streams' budget (`agentproto.a2a.server.stream_budget`): an event's
+message counts from its encoding until `grpc.aio` asks for the next one (it has written
+the message out, as far as the peer's flow-control window let it); a message that does not
+fit cancels the call of the stream holding the most (which frees what gRPC holds for it),
+or ends its own with `ABORTED` (the caller subscribes again).
 
 Needs the `grpc` extra (`pip install agentproto[grpc]`).
 """
@@ -38,6 +43,7 @@ from agentproto.a2a.generated.errors import ROWS
 from agentproto.a2a.generated.v1 import OPERATIONS, Operation
 from agentproto.a2a.generated.v1_proto import METHODS, SERVICE
 from agentproto.a2a.server.core import CallContext, call_context
+from agentproto.a2a.server.stream_budget import Holder
 from agentproto.a2a.server.turns import Core
 from agentproto.a2a.tasks import Gap
 from agentproto.a2a.version import MissingVersion, check_version
@@ -116,6 +122,10 @@ class _Service:
             error: A2aError | None = None
             gap: tuple[int, int] | None = None
             events: Any = None
+            lagged = False
+            budget = self.core.stream_budget
+            running = asyncio.current_task()
+            holder = Holder(None if running is None else running.cancel)
             try:
                 cx, request = await self._prepare(operation, data, context)
                 events = await self.core.handle(cx, operation, request)
@@ -125,7 +135,15 @@ class _Service:
                         # ends, and the caller subscribes again for the task as it is now.
                         gap = (item.after, item.resumed_at)
                         break
-                    yield grpc_wire.encode("StreamResponse", item.event)
+                    message = grpc_wire.encode("StreamResponse", item.event)
+                    size = len(message)
+                    if not budget.charge(holder, size):
+                        lagged = True
+                        break
+                    try:
+                        yield message
+                    finally:
+                        budget.release(holder, size)
             except A2aError as e:
                 error = e
             finally:
@@ -133,6 +151,10 @@ class _Service:
                     await events.aclose()
             if error is not None:
                 await _abort(context, error)
+            if lagged:
+                await context.abort(
+                    grpc.StatusCode.ABORTED, "this reader fell behind the task's events; subscribe again to resume"
+                )
             if gap is not None:
                 await context.abort(
                     grpc.StatusCode.DATA_LOSS,

@@ -36,7 +36,7 @@ transports resume writing below 16 KiB; uvicorn awaits that before each `send`).
 class Holder:
     """One stream's share of the budget."""
 
-    close: Callable[[], None] | None = None
+    close: Callable[[], object] | None = None
     """Closes the stream's connection (`None`: the server offers no way)."""
     held: int = 0
     """Bytes charged to this stream now."""
