@@ -4,7 +4,8 @@ as `crates/cli/tests/` runs them against `agentproto serve`: silent connections 
 the header timeout, bodies over the limit refused before they are read, codings the server does
 not decode refused, one nesting limit that leaves room for every answer, and the peak memory of
 maximum-size messages and of streams whose clients stopped reading, read from `/proc` (the
-streams: expected to fail on both servers until they have a stream budget).
+streams: a server with a budget is started with `--stream-budget-mib 8`; expected to fail on the TypeScript
+server until it has a stream budget).
 
 The TypeScript server runs when node and its build (`make ts-build`) are present.
 """
@@ -364,8 +365,8 @@ STREAMS = 24
 """Subscribers that stop reading, on one task (the Rust test's 48 halved: without a budget
 the TypeScript server takes about 12 MiB for each)."""
 NO_STREAM_BUDGET = "no stream budget yet: every unread stream holds its frames of the event (issue 35, item 1)"
-"""Why both servers fail the stream test today (it is expected to fail, strictly: a budget
-makes it pass, and then the mark must go)."""
+"""Why the TypeScript server fails the stream test today (it is expected to fail, strictly: a
+budget makes it pass, and then the mark must go; the Python server has one)."""
 STREAM_BUDGET = 8 << 20
 """The bound is `agentproto serve`'s with `--stream-budget-mib 8` (crates/cli/tests/
 unread_streams.rs): what the same message costs without subscribers, plus the budget, plus
