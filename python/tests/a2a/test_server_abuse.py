@@ -4,8 +4,7 @@ as `crates/cli/tests/` runs them against `agentproto serve`: silent connections 
 the header timeout, bodies over the limit refused before they are read, codings the server does
 not decode refused, one nesting limit that leaves room for every answer, and the peak memory of
 maximum-size messages and of streams whose clients stopped reading, read from `/proc` (the
-streams: a server with a budget is started with `--stream-budget-mib 8`; expected to fail on the TypeScript
-server until it has a stream budget).
+streams: both servers are started with `--stream-budget-mib 8`).
 
 The TypeScript server runs when node and its build (`make ts-build`) are present.
 """
@@ -82,9 +81,9 @@ class Server:
 
 def _command(kind: str) -> list[str]:
     common = ["--addr", "127.0.0.1:0", "--memory", "--header-timeout", str(HEADER_TIMEOUT)]
+    common += ["--stream-budget-mib", str(STREAM_BUDGET >> 20)]
     if kind == "python":
-        budget = ["--stream-budget-mib", str(STREAM_BUDGET >> 20)]
-        return [sys.executable, "-m", "agentproto.examples.a2a_server", *common, *budget]
+        return [sys.executable, "-m", "agentproto.examples.a2a_server", *common]
     return ["node", str(TS_SERVER), *common]
 
 
@@ -364,9 +363,6 @@ def test_eight_maximum_size_messages_stay_within_four_times_their_size(
 STREAMS = 24
 """Subscribers that stop reading, on one task (the Rust test's 48 halved: without a budget
 the TypeScript server takes about 12 MiB for each)."""
-NO_STREAM_BUDGET = "no stream budget yet: every unread stream holds its frames of the event (issue 35, item 1)"
-"""Why the TypeScript server fails the stream test today (it is expected to fail, strictly: a
-budget makes it pass, and then the mark must go; the Python server has one)."""
 STREAM_BUDGET = 8 << 20
 """The bound is `agentproto serve`'s with `--stream-budget-mib 8` (crates/cli/tests/
 unread_streams.rs): what the same message costs without subscribers, plus the budget, plus
@@ -415,11 +411,7 @@ def _large_event_to(server: Server, streams: int) -> int:
     return max(0, _kib(server.pid, "VmHWM:") - before)
 
 
-def test_unread_streams_of_one_large_event_stay_within_a_stream_budget(
-    server: Server, request: pytest.FixtureRequest
-) -> None:
-    if server.kind != "python":
-        request.applymarker(pytest.mark.xfail(strict=True, reason=NO_STREAM_BUDGET))
+def test_unread_streams_of_one_large_event_stay_within_a_stream_budget(server: Server) -> None:
     alone_server = _start(server.kind)
     try:
         alone = _large_event_to(alone_server, 0)

@@ -150,5 +150,11 @@ export function jsonRpcV03ErrorBody(id: string, error: A2aError): string {
 
 /** A JSON-RPC result response's text around an already encoded result. */
 export function jsonRpcResultBody(id: string, result: string): string {
-  return `{"jsonrpc":"2.0","id":${id},"result":${result}}`;
+  const [before, after] = jsonRpcResultAround(id);
+  return `${before}${result}${after}`;
+}
+
+/** The text of a JSON-RPC result response before and after its result. */
+export function jsonRpcResultAround(id: string): readonly [string, string] {
+  return [`{"jsonrpc":"2.0","id":${id},"result":`, "}"];
 }

@@ -9,13 +9,15 @@
  * missing; `node:sqlite` on Node 22.5+, else the `better-sqlite3` package), or with
  * `--memory` in a bounded in-memory store. Push notifications go through the SSRF guard;
  * `--push-allow-private` lets them reach loopback and private addresses. `--header-timeout SECONDS`
- * closes a connection whose request head has not arrived in that time (default 15). It prints
+ * closes a connection whose request head has not arrived in that time (default 15).
+ * `--stream-budget-mib MIB` bounds the stream frames held for subscribers, all together
+ * (default 64, as `agentproto serve`): past it the stream holding the most is cut off. It prints
  * `listening on http://HOST:PORT` once it serves, and stops on SIGINT or SIGTERM.
  */
 
 import { A2aCore, A2aHttpServer, DemoAgent, demoCard, MemoryStore, SqliteStore, type TaskStore } from "../a2a/server/index.js";
 
-const USAGE = "usage: a2a-server.js --addr HOST:PORT [--db FILE | --memory] [--push-allow-private] [--header-timeout SECONDS]";
+const USAGE = "usage: a2a-server.js --addr HOST:PORT [--db FILE | --memory] [--push-allow-private] [--header-timeout SECONDS] [--stream-budget-mib MIB]";
 
 /** Runs the server until a signal; returns the exit code. */
 export async function main(args: readonly string[]): Promise<number> {
@@ -24,6 +26,7 @@ export async function main(args: readonly string[]): Promise<number> {
   let db: string | null = null;
   let pushAllowPrivate = false;
   let headerTimeout: number | undefined;
+  let streamBudgetMib: number | undefined;
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
     if (a === "--addr" && args[i + 1] !== undefined) addr = args[++i] as string;
@@ -34,6 +37,13 @@ export async function main(args: readonly string[]): Promise<number> {
       headerTimeout = Number(args[++i]);
       if (!(headerTimeout > 0)) {
         process.stderr.write(`a2a-server: --header-timeout wants a positive number of seconds\n${USAGE}\n`);
+        return 2;
+      }
+    }
+    else if (a === "--stream-budget-mib" && args[i + 1] !== undefined) {
+      streamBudgetMib = Number(args[++i]);
+      if (!Number.isInteger(streamBudgetMib) || streamBudgetMib <= 0) {
+        process.stderr.write(`a2a-server: --stream-budget-mib wants a positive whole number of MiB\n${USAGE}\n`);
         return 2;
       }
     }
@@ -65,7 +75,10 @@ export async function main(args: readonly string[]): Promise<number> {
   }
   // The SSRF guard refuses push targets that are not public unless told otherwise.
   const push = pushAllowPrivate ? { allowLoopback: true, allow: ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7"] } : {};
-  const limits = headerTimeout === undefined ? {} : { headerTimeoutMs: headerTimeout * 1000 };
+  const limits = {
+    ...(headerTimeout === undefined ? {} : { headerTimeoutMs: headerTimeout * 1000 }),
+    ...(streamBudgetMib === undefined ? {} : { streamBudgetBytes: streamBudgetMib * 2 ** 20 }),
+  };
   const server = new A2aHttpServer((url) => new A2aCore(new DemoAgent(), { card: demoCard(url), store, push }), limits);
   try {
     await server.listen(port, host);

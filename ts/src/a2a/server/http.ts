@@ -18,13 +18,14 @@ import { createServer as createNetServer, type AddressInfo, type Server as NetSe
 import { A2aError, type ErrorTable } from "../errors.js";
 import type { VersionOptions } from "../http.js";
 import { v03Request, v03Result } from "../compat/v03-binding.js";
-import { decodeJsonRpcRequest, jsonRpcErrorBody, jsonRpcResultBody, jsonRpcV03ErrorBody, type JsonRpcV03Call } from "../jsonrpc.js";
+import { decodeJsonRpcRequest, jsonRpcErrorBody, jsonRpcResultAround, jsonRpcResultBody, jsonRpcV03ErrorBody, type JsonRpcV03Call } from "../jsonrpc.js";
 import { encodeResult } from "../operations.js";
 import { decodeRestRequest, restErrorBody } from "../rest.js";
 import type { A2aRequest, OperationName } from "../../generated/a2a/v1.js";
 import type { A2aCore, Answer, CallContext } from "./core.js";
 import type { Principal } from "./executor.js";
-import { writeSse, frame } from "./sse.js";
+import { DEFAULT_STREAM_BUDGET_BYTES, StreamBudget } from "./budget.js";
+import { eventFrame, frame, sharedEncoding, writeSse, type Frame } from "./sse.js";
 import type { StreamOut } from "./stream.js";
 
 /** Decides who is calling: a principal, `null` for an anonymous caller, or a thrown
@@ -45,6 +46,11 @@ export interface HttpOptions extends VersionOptions {
   readonly bodyTimeoutMs?: number;
   /** How often an idle SSE stream gets a keep-alive comment (default 15 s). */
   readonly keepAliveMs?: number;
+  /** The stream budget: the bytes of SSE frames held for subscribers, all streams
+   * together, from encoding until the connection has written them out (default 64 MiB,
+   * as `agentproto serve --stream-budget-mib`). Past it the stream holding the most is
+   * cut off: `event: lagged`, or its connection closed when it holds an unread frame. */
+  readonly streamBudgetBytes?: number;
   /** `Cache-Control: max-age` of the agent card, in seconds (default 300). */
   readonly cardMaxAge?: number;
   readonly authenticate?: AuthHook;
@@ -154,6 +160,7 @@ export function a2aListener(core: A2aCore, options: HttpOptions = {}): A2aListen
   const maxBody = options.maxBodyBytes ?? 4 << 20;
   const bodyTimeout = options.bodyTimeoutMs ?? 60_000;
   const keepAlive = options.keepAliveMs ?? 15_000;
+  const budget = new StreamBudget(options.streamBudgetBytes ?? DEFAULT_STREAM_BUDGET_BYTES);
   const version: VersionOptions = { ...(options.missingVersion === undefined ? {} : { missingVersion: options.missingVersion }), v03: options.v03 ?? true };
   const cardBody = encodeResult("GetExtendedAgentCard", core.card);
   const card: CardCache = {
@@ -232,17 +239,18 @@ export function a2aListener(core: A2aCore, options: HttpOptions = {}): A2aListen
     }
     if (call.id === null) return void res.writeHead(204).end();
     if (result.kind === "value") return answer(res, 200, jsonRpcResultBody(id, encodeResult(operation, result.value as never)));
-    const render = (item: StreamOut): string | null => {
+    const [before, after] = jsonRpcResultAround(id);
+    const render = (item: StreamOut): Frame | null => {
       switch (item.kind) {
         case "event":
-          return frame(item.seq, null, jsonRpcResultBody(id, encodeResult(operation as OperationName, item.event as never)));
+          return eventFrame(item.seq, before, sharedEncoding(item.event, operation, () => encodeResult(operation as OperationName, item.event as never)), after);
         case "gap":
           return frame(null, "gap", JSON.stringify({ after: item.after, resumedAt: item.resumedAt }));
         case "error":
           return frame(null, null, jsonRpcErrorBody(id, item.error));
       }
     };
-    await writeSse(res, result.open, render, (item) => answer(res, item.error.jsonRpcHttpStatus, jsonRpcErrorBody(id, item.error)), keepAlive);
+    await writeSse(res, result.open, render, (item) => answer(res, item.error.jsonRpcHttpStatus, jsonRpcErrorBody(id, item.error)), keepAlive, budget);
   }
 
   /** A 0.3 call: its params converted to 1.0, run by the core, and its answer (each
@@ -259,11 +267,13 @@ export function a2aListener(core: A2aCore, options: HttpOptions = {}): A2aListen
     } catch (e) {
       return refuse(e instanceof A2aError ? e : new A2aError("Internal", e instanceof Error ? e.message : String(e)));
     }
-    const render = (item: StreamOut): string | null => {
+    const [before, after] = jsonRpcResultAround(id);
+    const render = (item: StreamOut): Frame | null => {
       switch (item.kind) {
         case "event":
           try {
-            return frame(item.seq, null, jsonRpcResultBody(id, v03Result(call.method, call.method.operation, item.event as never)));
+            const body = sharedEncoding(item.event, `v0.3 ${call.method.name}`, () => v03Result(call.method, call.method.operation, item.event as never));
+            return eventFrame(item.seq, before, body, after);
           } catch (e) {
             return frame(item.seq, null, jsonRpcV03ErrorBody(id, e as A2aError));
           }
@@ -274,7 +284,7 @@ export function a2aListener(core: A2aCore, options: HttpOptions = {}): A2aListen
           return frame(null, null, jsonRpcV03ErrorBody(id, item.error));
       }
     };
-    await writeSse(res, result.open, render, (item) => refuse(item.error), keepAlive);
+    await writeSse(res, result.open, render, (item) => refuse(item.error), keepAlive, budget);
   }
 
   async function rest(req: IncomingMessage, res: ServerResponse, target: string, principal: Principal | null): Promise<void> {
@@ -295,17 +305,17 @@ export function a2aListener(core: A2aCore, options: HttpOptions = {}): A2aListen
       return refuse(e as A2aError);
     }
     if (result.kind === "value") return answer(res, 200, encodeResult(operation, result.value as never));
-    const render = (item: StreamOut): string | null => {
+    const render = (item: StreamOut): Frame | null => {
       switch (item.kind) {
         case "event":
-          return frame(item.seq, null, encodeResult(operation as OperationName, item.event as never));
+          return eventFrame(item.seq, "", sharedEncoding(item.event, operation, () => encodeResult(operation as OperationName, item.event as never)), "");
         case "gap":
           return frame(null, "gap", JSON.stringify({ after: item.after, resumedAt: item.resumedAt }));
         case "error":
           return frame(null, "error", restErrorBody(item.error, table));
       }
     };
-    await writeSse(res, result.open, render, (item) => refuse(item.error), keepAlive);
+    await writeSse(res, result.open, render, (item) => refuse(item.error), keepAlive, budget);
   }
 
   async function serve(req: IncomingMessage, res: ServerResponse, next?: () => void): Promise<void> {
