@@ -6,19 +6,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from pathlib import Path
 
 import pytest
 
 from agentproto.a2a.generated.v1 import StreamResponse, Task, TaskState, TaskStatus, TaskStatusUpdateEvent
-from agentproto.a2a.postgres_schema import MIGRATION_LOCK, MIGRATIONS
+from agentproto.a2a.postgres_schema import MIGRATION_LOCK, MIGRATIONS, SCHEMA_VERSION
 from agentproto.a2a.postgres_store import NOTIFY_CHANNEL, PostgresStore
 from agentproto.a2a.store import Commit, Conflict, TaskExists, TaskKey, TurnLease
 from tests.a2a import postgres_cluster
 from tests.a2a.postgres_cluster import postgres_session  # noqa: F401  (stops the server at the end)
 
-RUST_SCHEMA = Path(__file__).resolve().parents[3] / "crates" / "a2a" / "src" / "store" / "postgres" / "schema.rs"
+RULES = Path(__file__).resolve().parents[3] / "rules" / "store"
 
 
 def task(id: str, state: TaskState, ts: str = "2026-01-01T00:00:00Z") -> Task:
@@ -31,12 +30,11 @@ def status(id: str, state: TaskState) -> StreamResponse:
     )
 
 
-def test_the_schema_is_the_rust_stores() -> None:
-    source = RUST_SCHEMA.read_text()
-    scripts = re.findall(r'const SCHEMA_V\d+: &str = r#"(.*?)"#;', source, re.DOTALL)
-    assert tuple(scripts) == MIGRATIONS
-    lock = re.search(r"const MIGRATION_LOCK: i64 = (0x[0-9a-f_]+);", source)
-    assert lock is not None and int(lock.group(1).replace("_", ""), 16) == MIGRATION_LOCK
+def test_the_schema_is_the_shared_one() -> None:
+    # The store runs the generated scripts of rules/store/postgres/, the Rust store's too.
+    rules = RULES / "postgres"
+    assert tuple((rules / f"v{n}.sql").read_text() for n in range(1, SCHEMA_VERSION + 1)) == MIGRATIONS
+    assert MIGRATION_LOCK == 0x6132_6173_6368_656D
 
 
 async def test_two_stores_on_one_database_commit_each_version_once() -> None:

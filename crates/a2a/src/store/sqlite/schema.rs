@@ -2,11 +2,12 @@
 
 use super::*;
 
-/// The schema version this build writes.
-pub(super) const SCHEMA_VERSION: i64 = 2;
-
-/// `MIGRATIONS[n]` takes the schema from version `n` to `n + 1`.
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [SCHEMA_V1, SCHEMA_V2];
+#[cfg(test)]
+pub(super) use crate::generated::store_schema::sqlite::V1 as SCHEMA_V1;
+/// The schema version this build writes, and `MIGRATIONS[n]`, which takes the schema from
+/// version `n` to `n + 1`: generated from `rules/store/sqlite/` (the Python and
+/// TypeScript stores run the same scripts).
+pub(super) use crate::generated::store_schema::sqlite::{MIGRATIONS, SCHEMA_VERSION};
 
 /// How long a connection waits for another connection's lock before failing.
 pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -16,91 +17,6 @@ const STATEMENT_CACHE: usize = 64;
 
 /// Reader connections of a file database.
 pub(super) const READERS: usize = 4;
-
-pub(super) const SCHEMA_V1: &str = "
-CREATE TABLE tasks (
-    tenant TEXT NOT NULL,
-    id TEXT NOT NULL,
-    context_id TEXT NOT NULL,
-    state TEXT NOT NULL,
-    terminal INTEGER NOT NULL,
-    status_ts_ms INTEGER NOT NULL,
-    version INTEGER NOT NULL,
-    last_seq INTEGER NOT NULL DEFAULT 0,
-    body BLOB NOT NULL,
-    PRIMARY KEY (tenant, id)
-);
-CREATE INDEX tasks_by_status_ts ON tasks (tenant, status_ts_ms DESC, id DESC);
-CREATE INDEX tasks_by_context ON tasks (tenant, context_id, status_ts_ms DESC, id DESC);
-CREATE TABLE events (
-    tenant TEXT NOT NULL,
-    task_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    body BLOB NOT NULL,
-    last INTEGER NOT NULL,
-    PRIMARY KEY (tenant, task_id, seq),
-    FOREIGN KEY (tenant, task_id) REFERENCES tasks (tenant, id) ON DELETE CASCADE
-);
-CREATE TABLE push_configs (
-    tenant TEXT NOT NULL,
-    task_id TEXT NOT NULL,
-    id TEXT NOT NULL,
-    body BLOB NOT NULL,
-    PRIMARY KEY (tenant, task_id, id),
-    FOREIGN KEY (tenant, task_id) REFERENCES tasks (tenant, id) ON DELETE CASCADE
-);
-CREATE TABLE outbox (
-    id INTEGER PRIMARY KEY,
-    tenant TEXT NOT NULL,
-    task_id TEXT NOT NULL,
-    config_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    attempts INTEGER NOT NULL DEFAULT 0,
-    due_ms INTEGER NOT NULL,
-    lease_until_ms INTEGER NOT NULL DEFAULT 0,
-    last_error TEXT,
-    FOREIGN KEY (tenant, task_id) REFERENCES tasks (tenant, id) ON DELETE CASCADE
-);
-CREATE INDEX outbox_by_due ON outbox (due_ms);
-CREATE INDEX outbox_by_task ON outbox (tenant, task_id);
-CREATE TABLE dead_letters (
-    id INTEGER PRIMARY KEY,
-    delivery_id INTEGER NOT NULL,
-    tenant TEXT NOT NULL,
-    task_id TEXT NOT NULL,
-    config_id TEXT NOT NULL,
-    config BLOB NOT NULL,
-    seq INTEGER NOT NULL,
-    event BLOB NOT NULL,
-    attempts INTEGER NOT NULL,
-    error TEXT NOT NULL,
-    at_ms INTEGER NOT NULL
-);
-CREATE TABLE idempotency (
-    tenant TEXT NOT NULL,
-    key TEXT NOT NULL,
-    fingerprint TEXT NOT NULL,
-    result BLOB,
-    created_ms INTEGER NOT NULL,
-    PRIMARY KEY (tenant, key)
-);
-";
-
-/// Version 2: turn leases, and the indexes retention deletes by. A task that was
-/// SUBMITTED or WORKING when the database was last written by a build without leases
-/// had a turn running then, which no process runs now: it gets a lease that has already
-/// expired (owner `""`), so the first sweep ends it. (The state names are the stored
-/// column, not parsed JSON.)
-pub(super) const SCHEMA_V2: &str = "
-ALTER TABLE tasks ADD COLUMN lease_owner TEXT;
-ALTER TABLE tasks ADD COLUMN lease_until_ms INTEGER;
-UPDATE tasks SET lease_owner = '', lease_until_ms = 0
-    WHERE state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING');
-CREATE INDEX tasks_by_lease ON tasks (lease_until_ms) WHERE lease_until_ms IS NOT NULL;
-CREATE INDEX tasks_terminal_by_age ON tasks (status_ts_ms) WHERE terminal = 1;
-CREATE INDEX idempotency_by_age ON idempotency (created_ms);
-CREATE INDEX dead_letters_by_age ON dead_letters (at_ms);
-";
 
 /// The write-ahead log is cut back to this size after a checkpoint, so a burst of
 /// writes does not leave a large log file behind.
