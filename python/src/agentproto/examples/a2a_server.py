@@ -17,7 +17,9 @@ a server that died stays WORKING before another fails it; `--retain-terminal SEC
 (default a day; `forever`) how long a finished task is kept. `--grpc-listen HOST:PORT` serves the gRPC binding there too (the
 card names it; needs the `agentproto[grpc]` extra). Push configs may name public addresses only, unless
 `--push-allow-private` (loopback and private networks too: tests, local receivers). A connection whose
-request head has not arrived within `--header-timeout` seconds (15) is closed. Ctrl-C or SIGTERM stops it.
+request head has not arrived within `--header-timeout` seconds (15) is closed. `--stream-budget-mib MIB` (64)
+bounds the stream frames held for subscribers, all together (`agentproto.a2a.server.stream_budget`).
+Ctrl-C or SIGTERM stops it.
 """
 
 from __future__ import annotations
