@@ -48,6 +48,12 @@ def _retention(text: str) -> float | None:
     return seconds
 
 
+def _mib(text: str) -> int:
+    if not text.isdigit() or int(text) == 0:
+        raise argparse.ArgumentTypeError("a positive whole number of MiB")
+    return int(text)
+
+
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m agentproto.examples.a2a_server", description=__doc__.split("\n")[0]
@@ -83,7 +89,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--stream-budget-mib",
-        type=int,
+        type=_mib,
         default=64,
         help="MiB of stream frames held for subscribers, all together (as agentproto serve; past it a stream is cut)",
     )
