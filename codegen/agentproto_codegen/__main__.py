@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import a2a_errors, store_schema, a2a_v03, python_a2a, python_a2a_proto, python_a2a_v03, rust_a2a_v03, typescript_a2a_v03, acp, decode_kinds, error_codes, python_share, local_errors, proto, sharing, typescript_share, python, python_decode, rules, rust, rust_a2a, rust_a2a_proto, typescript, typescript_a2a, typescript_codec
+from . import a2a_demo, a2a_errors, store_schema, a2a_v03, python_a2a, python_a2a_proto, python_a2a_v03, rust_a2a_v03, typescript_a2a_v03, acp, decode_kinds, error_codes, python_share, local_errors, proto, sharing, typescript_share, python, python_decode, rules, rust, rust_a2a, rust_a2a_proto, typescript, typescript_a2a, typescript_codec
 from .model import Spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -163,6 +163,13 @@ def generate(hashes: dict[str, str], only: tuple[str, ...] = LANGUAGES) -> dict[
         outputs[store_schema.PYTHON_OUT] = store_schema.python(schema)
     if "typescript" in only:
         outputs[store_schema.TS_OUT] = store_schema.typescript(schema)
+    demo = a2a_demo.read(ROOT)
+    if "rust" in only:
+        outputs[a2a_demo.RUST_OUT] = rustfmt(a2a_demo.rust(demo))
+    if "python" in only:
+        outputs[a2a_demo.PYTHON_OUT] = python_share.tidy(a2a_demo.python(demo), a2a_demo.PYTHON_OUT, ROOT / "python")
+    if "typescript" in only:
+        outputs[a2a_demo.TS_OUT] = a2a_demo.typescript(demo)
     for name, model in models.items():
         outputs[f"{MODEL_DIR}/{name}.json"] = model.to_json()
     return outputs

@@ -1,50 +1,37 @@
 //! The demo agent behind `agentproto serve`: it echoes text, and follows the a2a-tck's
 //! `messageId`-prefix contract so the official conformance kit can drive it.
 //!
-//! The TCK names its messages `tck-<scenario>-<run suffix>`; the agent picks the
-//! behaviour of the longest known prefix. One more prefix is ours, for tests that need a
-//! turn that streams slowly: `agentproto-ticks` moves to WORKING, then appends one chunk
-//! (`"tick 1"`, `"tick 2"`, …) to one artifact after each delay, as many as the message's
-//! text says (10 unless it is a number; at most [`MAX_TICKS`]), then completes; a cancel
-//! stops it between two ticks. Anything else is echoed back in a completed task.
+//! What it does is data: `rules/a2a-demo.toml` (the card, and an ordered list of steps
+//! per prefix, documented there), generated into `crate::generated::demo`; this module
+//! only runs the steps over the [`TaskUpdater`] and builds the card for a server's URLs.
+//! The longest known prefix of a message id picks its steps. One prefix is ours, for
+//! tests that need a turn that streams slowly: `agentproto-ticks` moves to WORKING, then
+//! appends one chunk (`"tick 1"`, `"tick 2"`, …) to one artifact after each delay, as
+//! many as the message's text says (10 unless it is a number; at most [`MAX_TICKS`]),
+//! then completes; a cancel stops it between two ticks. Anything else is echoed back in
+//! a completed task.
 
 use std::time::Duration;
 
 use crate::errors::A2aError;
 use crate::executor::{AgentExecutor, Chunk, RequestContext, TaskUpdater};
+use crate::generated::demo::{self as table, DemoPart, Op, PartKind, Step};
 use crate::v1::{AgentCard, AgentSkill, Artifact, Part, PartContent, RawJson};
 
-/// How long `tck-delayed-complete` waits (the TCK's streaming timeout is 2 s).
+/// How long a `wait` of one delay lasts unless the agent says (the TCK's streaming
+/// timeout is 2 s).
 const DELAY: Duration = Duration::from_secs(2);
 
 /// The most ticks an `agentproto-ticks` turn writes.
-pub const MAX_TICKS: u64 = 10_000;
+pub const MAX_TICKS: u64 = table::MAX_TICKS;
 
-/// Known prefixes, longest first so that a prefix never shadows a longer one.
-const PREFIXES: &[&str] = &[
-    "agentproto-ticks",
-    "tck-stream-artifact-chunked",
-    "tck-stream-artifact-text",
-    "tck-stream-artifact-file",
-    "tck-stream-ordering-001",
-    "tck-artifact-file-url",
-    "tck-delayed-complete",
-    "tck-message-response",
-    "tck-input-required",
-    "tck-complete-task",
-    "tck-artifact-text",
-    "tck-artifact-file",
-    "tck-artifact-data",
-    "tck-reject-task",
-    "tck-stream-001",
-    "tck-stream-002",
-    "tck-stream-003",
-    "test-resubscribe-message-id",
-];
-
-/// The behaviour a message id selects.
+/// The prefix whose steps a message id selects (`None`: the fallback, an echo).
 pub fn scenario(message_id: &str) -> Option<&'static str> {
-    PREFIXES.iter().copied().find(|p| message_id.starts_with(p))
+    table::SCENARIOS.iter().find(|(p, _)| message_id.starts_with(p)).map(|(p, _)| *p)
+}
+
+fn steps(message_id: &str) -> &'static [Step] {
+    table::SCENARIOS.iter().find(|(p, _)| message_id.starts_with(p)).map_or(table::FALLBACK, |(_, s)| *s)
 }
 
 /// The demo agent.
@@ -65,102 +52,83 @@ fn artifact(parts: Vec<Part>) -> Artifact {
     Artifact::new(uuid::Uuid::new_v4().to_string(), parts)
 }
 
-fn file_part(content: PartContent) -> Part {
+fn part(spec: &DemoPart) -> Result<Part, A2aError> {
+    let content = match spec.kind {
+        PartKind::Text => PartContent::Text(spec.value.into()),
+        PartKind::Raw => PartContent::Raw(spec.value.as_bytes().to_vec().into()),
+        PartKind::Url => PartContent::Url(spec.value.into()),
+        PartKind::Data => PartContent::Data(
+            RawJson::from_text(spec.value)
+                .map_err(|e| A2aError::new(crate::errors::ErrorKind::Internal).with_message(e.to_string()))?,
+        ),
+    };
     let mut p = Part::new(content);
-    p.media_type = "text/plain".into();
-    p.filename = "output.txt".into();
-    p
+    if let Some(media_type) = spec.media_type {
+        p.media_type = media_type.into();
+    }
+    if let Some(filename) = spec.filename {
+        p.filename = filename.into();
+    }
+    Ok(p)
+}
+
+/// Waits `delay`; `false` when a cancel came first.
+async fn wait(cx: &RequestContext, delay: Duration) -> bool {
+    tokio::select! {
+        _ = tokio::time::sleep(delay) => true,
+        _ = cx.cancelled.cancelled() => false,
+    }
 }
 
 impl AgentExecutor for DemoAgent {
     async fn execute(&self, cx: RequestContext, task: TaskUpdater) -> Result<(), A2aError> {
+        for step in steps(&cx.message.message_id) {
+            if !self.run(step, &cx, &task).await? {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl DemoAgent {
+    /// Runs one step; `Ok(false)` when a cancel ended the turn.
+    async fn run(&self, step: &Step, cx: &RequestContext, task: &TaskUpdater) -> Result<bool, A2aError> {
         let delay = self.delay.unwrap_or(DELAY);
-        let done = |t: &TaskUpdater, s: &str| Some(t.text(s));
-        match scenario(&cx.message.message_id) {
-            Some("tck-complete-task") => task.complete(done(&task, "Hello from TCK")).await,
-            Some("tck-delayed-complete") => {
-                task.working(None).await?;
-                tokio::select! {
-                    _ = tokio::time::sleep(delay) => task.complete(done(&task, "Done after delay")).await,
-                    _ = cx.cancelled.cancelled() => Ok(()),
+        let message = step.text.map(|s| task.text(s));
+        match step.op {
+            Op::Working => task.working(None).await?,
+            Op::Wait => return Ok(wait(cx, delay * step.delays).await),
+            Op::Artifact => {
+                let parts = step.parts.iter().map(part).collect::<Result<Vec<_>, _>>()?;
+                task.artifact(artifact(parts)).await?;
+            }
+            Op::Chunks => {
+                let id = uuid::Uuid::new_v4().to_string();
+                for (i, piece) in step.parts.iter().enumerate() {
+                    let mut chunk = artifact(vec![part(piece)?]);
+                    chunk.artifact_id = id.clone();
+                    task.artifact_chunk(chunk, Chunk::nth(i, step.parts.len())).await?;
                 }
             }
-            Some("tck-artifact-text") => {
-                task.artifact(artifact(vec![text("Generated text content")])).await?;
-                task.complete(None).await
-            }
-            Some("tck-artifact-file" | "tck-stream-artifact-file") => {
-                task.artifact(artifact(vec![file_part(PartContent::Raw(b"tck".to_vec().into()))])).await?;
-                task.complete(None).await
-            }
-            Some("tck-artifact-file-url") => {
-                task.artifact(artifact(vec![file_part(PartContent::Url("https://example.com/output.txt".into()))]))
-                    .await?;
-                task.complete(None).await
-            }
-            Some("tck-artifact-data") => {
-                let data = RawJson::from_text(r#"{"key":"value","count":42}"#)
-                    .map_err(|e| A2aError::new(crate::errors::ErrorKind::Internal).with_message(e.to_string()))?;
-                task.artifact(artifact(vec![Part::new(PartContent::Data(data))])).await?;
-                task.complete(None).await
-            }
-            Some("tck-message-response") => task.reply(task.text("Direct message response")).await,
-            Some("tck-input-required") => task.input_required(done(&task, "Please provide more input")).await,
-            Some("tck-reject-task") => task.reject(done(&task, "rejected")).await,
-            Some("tck-stream-001" | "tck-stream-003") => {
-                let words = if cx.message.message_id.starts_with("tck-stream-001") {
-                    "Stream hello from TCK"
-                } else {
-                    "Stream task lifecycle"
-                };
-                task.working(None).await?;
-                task.artifact(artifact(vec![text(words)])).await?;
-                task.complete(None).await
-            }
-            Some("tck-stream-artifact-text") => {
-                task.working(None).await?;
-                task.artifact(artifact(vec![text("Generated text content")])).await?;
-                task.complete(None).await
-            }
-            Some("tck-stream-artifact-chunked") => {
-                let a = artifact(vec![text("chunk-1 ")]);
-                let id = a.artifact_id.clone();
-                task.working(None).await?;
-                task.artifact_chunk(a, Chunk::First).await?;
-                let mut b = artifact(vec![text("chunk-2")]);
-                b.artifact_id = id;
-                task.artifact_chunk(b, Chunk::Last).await?;
-                task.complete(None).await
-            }
-            Some("tck-stream-ordering-001") => {
-                task.working(None).await?;
-                task.artifact(artifact(vec![text("Ordered output")])).await?;
-                task.complete(None).await
-            }
-            Some("test-resubscribe-message-id") => {
-                task.working(None).await?;
-                tokio::select! {
-                    _ = tokio::time::sleep(delay * 2) => task.complete(None).await,
-                    _ = cx.cancelled.cancelled() => Ok(()),
-                }
-            }
-            Some("agentproto-ticks") => ticks(&cx, &task, delay).await,
-            Some(_) => task.complete(None).await,
-            None => {
+            Op::Complete => task.complete(message).await?,
+            Op::Reject => task.reject(message).await?,
+            Op::InputRequired => task.input_required(message).await?,
+            Op::Reply => task.reply(message.unwrap_or_else(|| task.text(""))).await?,
+            Op::Ticks => ticks(cx, task, delay).await?,
+            Op::Echo => {
                 // The echo agent: a follow-up to an input-required task completes it.
                 let said = cx.text();
                 task.working(None).await?;
-                if !self.echo_delay.is_zero() {
-                    tokio::select! {
-                        _ = tokio::time::sleep(self.echo_delay) => {}
-                        _ = cx.cancelled.cancelled() => return Ok(()),
-                    }
+                if !self.echo_delay.is_zero() && !wait(cx, self.echo_delay).await {
+                    return Ok(false);
                 }
                 // The artifact shares the caller's text (no copy of a large message).
                 task.artifact(artifact(vec![Part::new(PartContent::Text(said.clone()))])).await?;
-                task.complete(done(&task, &format!("echo: {said}"))).await
+                task.complete(Some(task.text(format!("echo: {said}")))).await?;
             }
         }
+        Ok(true)
     }
 }
 
@@ -197,27 +165,24 @@ pub fn card_with_rest_prefix(base: &str, rest_prefix: &str) -> AgentCard {
 /// when given, after the other two.
 pub fn card_with_bindings(base: &str, rest_prefix: &str, grpc: Option<&str>) -> AgentCard {
     let base = base.trim_end_matches('/');
-    let mut skill = AgentSkill::new(
-        "echo",
-        "Echo",
-        "Echoes text back; follows the a2a-tck messageId-prefix contract.",
-        vec!["echo".to_owned(), "test".to_owned()],
-    );
-    skill.examples = vec!["hello".to_owned()];
-    let mut card = AgentCard::builder(
-        "agentproto demo agent",
-        "A durable echo agent on agentproto (SQLite store, resumable streams, push outbox).",
-        env!("CARGO_PKG_VERSION"),
-    )
-    .jsonrpc_interface(format!("{base}/"))
-    .http_json_interface(format!("{base}{}", rest_prefix.trim_end_matches('/')));
+    let (id, name, description) = table::SKILL;
+    let mut skill =
+        AgentSkill::new(id, name, description, table::SKILL_TAGS.iter().map(|t| (*t).to_owned()).collect::<Vec<_>>());
+    skill.examples = table::SKILL_EXAMPLES.iter().map(|t| (*t).to_owned()).collect();
+    let mut card = AgentCard::builder(table::CARD_NAME, table::CARD_DESCRIPTION, env!("CARGO_PKG_VERSION"))
+        .jsonrpc_interface(format!("{base}/"))
+        .http_json_interface(format!("{base}{}", rest_prefix.trim_end_matches('/')));
     if let Some(grpc) = grpc {
         card = card.grpc_interface(grpc);
     }
-    card.streaming()
-        .push_notifications()
-        .input_modes(["text/plain", "application/json"])
-        .output_modes(["text/plain", "application/json"])
+    if table::CARD_STREAMING {
+        card = card.streaming();
+    }
+    if table::CARD_PUSH_NOTIFICATIONS {
+        card = card.push_notifications();
+    }
+    card.input_modes(table::CARD_INPUT_MODES.iter().copied())
+        .output_modes(table::CARD_OUTPUT_MODES.iter().copied())
         .skill(skill)
         .build()
 }

@@ -2,11 +2,12 @@
 `agentproto serve` (Rust): it echoes text, and follows the a2a-tck's `messageId`-prefix
 contract so the official conformance kit can drive it.
 
-The TCK names its messages `tck-<scenario>-<run suffix>`; the agent picks the behaviour
-of the longest known prefix. `agentproto-ticks` is ours: WORKING, then one chunk
-(`tick 1`, `tick 2`, …) appended to one artifact after each delay, as many as the
-message's text says (10 unless it is a number; at most `MAX_TICKS`), then COMPLETED.
-Anything else is echoed back in a completed task.
+What it does is data: `rules/a2a-demo.toml` (the card, and an ordered list of steps per
+prefix, documented there), generated into `agentproto.a2a.generated.demo`. This module
+only runs those steps over the `TaskUpdater` and builds the card for a server's URLs.
+The longest known prefix of a message id picks its steps; `agentproto-ticks` is ours
+(one `tick N` chunk after each delay, as many as the message's text says, 10 unless it
+is a number, at most `MAX_TICKS`); anything else is echoed back in a completed task.
 """
 
 from __future__ import annotations
@@ -14,8 +15,11 @@ from __future__ import annotations
 import asyncio
 import uuid
 
+import msgspec
+
 from agentproto import __version__
 from agentproto.a2a.executor import RequestContext, TaskUpdater
+from agentproto.a2a.generated import demo as table
 from agentproto.a2a.generated.v1 import (
     AgentCapabilities,
     AgentCard,
@@ -27,42 +31,27 @@ from agentproto.a2a.generated.v1 import (
 
 __all__ = ["MAX_TICKS", "DemoAgent", "card", "scenario"]
 
-MAX_TICKS = 10_000
-
-PREFIXES = (
-    "agentproto-ticks",
-    "tck-stream-artifact-chunked",
-    "tck-stream-artifact-text",
-    "tck-stream-artifact-file",
-    "tck-stream-ordering-001",
-    "tck-artifact-file-url",
-    "tck-delayed-complete",
-    "tck-message-response",
-    "tck-input-required",
-    "tck-complete-task",
-    "tck-artifact-text",
-    "tck-artifact-file",
-    "tck-artifact-data",
-    "tck-reject-task",
-    "tck-stream-001",
-    "tck-stream-002",
-    "tck-stream-003",
-    "test-resubscribe-message-id",
-)
-"""Known prefixes, longest first so that none shadows a longer one."""
+MAX_TICKS = table.MAX_TICKS
 
 
 def scenario(message_id: str) -> str | None:
-    """The behaviour a message id selects."""
-    return next((p for p in PREFIXES if message_id.startswith(p)), None)
+    """The prefix whose steps a message id selects (None: the fallback, an echo)."""
+    return next((p for p, _ in table.SCENARIOS if message_id.startswith(p)), None)
 
 
-def _artifact(*parts: Part) -> Artifact:
-    return Artifact(artifact_id=str(uuid.uuid4()), parts=list(parts))
+def _steps(message_id: str) -> tuple[table.Step, ...]:
+    return next((s for p, s in table.SCENARIOS if message_id.startswith(p)), table.FALLBACK)
 
 
-def _file(**content: object) -> Part:
-    return Part(media_type="text/plain", filename="output.txt", **content)  # type: ignore[arg-type]
+def _part(spec: table.DemoPart) -> Part:
+    media_type, filename = spec.media_type or "", spec.filename or ""
+    if spec.kind == "text":
+        return Part(text=spec.value, media_type=media_type, filename=filename)
+    if spec.kind == "raw":
+        return Part(raw=spec.value.encode(), media_type=media_type, filename=filename)
+    if spec.kind == "url":
+        return Part(url=spec.value, media_type=media_type, filename=filename)
+    return Part(data=msgspec.Raw(spec.value.encode()), media_type=media_type, filename=filename)
 
 
 class DemoAgent:
@@ -72,65 +61,40 @@ class DemoAgent:
         self.delay = delay
 
     async def execute(self, context: RequestContext, updater: TaskUpdater) -> None:
-        message_id = context.message.message_id
-        which = scenario(message_id)
-        if which == "tck-complete-task":
-            await updater.complete("Hello from TCK")
-        elif which == "tck-delayed-complete":
-            await updater.working()
-            await asyncio.sleep(self.delay)
-            await updater.complete("Done after delay")
-        elif which == "tck-artifact-text":
-            await updater.add_artifact(_artifact(Part(text="Generated text content")))
-            await updater.complete()
-        elif which in ("tck-artifact-file", "tck-stream-artifact-file"):
-            await updater.add_artifact(_artifact(_file(raw=b"tck")))
-            await updater.complete()
-        elif which == "tck-artifact-file-url":
-            await updater.add_artifact(_artifact(_file(url="https://example.com/output.txt")))
-            await updater.complete()
-        elif which == "tck-artifact-data":
-            import msgspec
+        for step in _steps(context.message.message_id):
+            await self._run(step, context, updater)
 
-            await updater.add_artifact(_artifact(Part(data=msgspec.Raw(b'{"key":"value","count":42}'))))
-            await updater.complete()
-        elif which == "tck-message-response":
-            await updater.reply("Direct message response")
-        elif which == "tck-input-required":
-            await updater.require_input("Please provide more input")
-        elif which == "tck-reject-task":
-            await updater.reject("rejected")
-        elif which in ("tck-stream-001", "tck-stream-003"):
-            words = "Stream hello from TCK" if which == "tck-stream-001" else "Stream task lifecycle"
+    async def _run(self, step: table.Step, context: RequestContext, updater: TaskUpdater) -> None:
+        op = step.op
+        if op == "working":
             await updater.working()
-            await updater.add_artifact(_artifact(Part(text=words)))
-            await updater.complete()
-        elif which in ("tck-stream-artifact-text", "tck-stream-ordering-001"):
-            words = "Generated text content" if which == "tck-stream-artifact-text" else "Ordered output"
-            await updater.working()
-            await updater.add_artifact(_artifact(Part(text=words)))
-            await updater.complete()
-        elif which == "tck-stream-artifact-chunked":
-            first = _artifact(Part(text="chunk-1 "))
-            await updater.working()
-            await updater.add_artifact(first, last_chunk=False)
-            await updater.add_artifact(
-                Artifact(artifact_id=first.artifact_id, parts=[Part(text="chunk-2")]), append=True
-            )
-            await updater.complete()
-        elif which == "test-resubscribe-message-id":
-            await updater.working()
-            await asyncio.sleep(self.delay * 2)
-            await updater.complete()
-        elif which == "agentproto-ticks":
+        elif op == "wait":
+            await asyncio.sleep(self.delay * step.delays)
+        elif op == "artifact":
+            await updater.add_artifact(Artifact(artifact_id=str(uuid.uuid4()), parts=[_part(p) for p in step.parts]))
+        elif op == "chunks":
+            artifact_id = str(uuid.uuid4())
+            last = len(step.parts) - 1
+            for i, piece in enumerate(step.parts):
+                chunk = Artifact(artifact_id=artifact_id, parts=[_part(piece)])
+                await updater.add_artifact(chunk, append=i > 0, last_chunk=i == last)
+        elif op == "complete":
+            await updater.complete(step.text)
+        elif op == "reject":
+            await updater.reject(step.text)
+        elif op == "input_required":
+            await updater.require_input(step.text)
+        elif op == "reply":
+            await updater.reply(step.text or "")
+        elif op == "ticks":
             await self._ticks(context, updater)
-        elif which is not None:
-            await updater.complete()
-        else:
+        elif op == "echo":
             said = context.text()
             await updater.working()
-            await updater.add_artifact(_artifact(Part(text=said)))
+            await updater.add_artifact(Artifact(artifact_id=str(uuid.uuid4()), parts=[Part(text=said)]))
             await updater.complete(f"echo: {said}")
+        else:
+            raise ValueError(f"demo step {op!r} is unknown")
 
     async def _ticks(self, context: RequestContext, updater: TaskUpdater) -> None:
         text = context.text().strip()
@@ -147,26 +111,29 @@ class DemoAgent:
 def card(base: str, rest_prefix: str = "/a2a/rest", grpc: str | None = None) -> AgentCard:
     """The demo agent's card for a server at `base` (`http://127.0.0.1:8080`): JSON-RPC
     at `/`, HTTP+JSON at `rest_prefix`, and gRPC at `grpc` (`HOST:PORT`) when given; all
-    A2A 1.0."""
+    A2A 1.0. The rest comes from the table."""
     base = base.rstrip("/")
+    skill_id, skill_name, skill_description = table.SKILL
     skill = AgentSkill(
-        id="echo",
-        name="Echo",
-        description="Echoes text back; follows the a2a-tck messageId-prefix contract.",
-        tags=["echo", "test"],
-        examples=["hello"],
+        id=skill_id,
+        name=skill_name,
+        description=skill_description,
+        tags=list(table.SKILL_TAGS),
+        examples=list(table.SKILL_EXAMPLES),
     )
     return AgentCard(
-        name="agentproto demo agent",
-        description="A durable echo agent on agentproto (SQLite store, resumable streams, push outbox).",
+        name=table.CARD_NAME,
+        description=table.CARD_DESCRIPTION,
         supported_interfaces=[
             AgentInterface(url=f"{base}/", protocol_binding="JSONRPC", protocol_version="1.0"),
             AgentInterface(url=base + rest_prefix.rstrip("/"), protocol_binding="HTTP+JSON", protocol_version="1.0"),
             *([] if grpc is None else [AgentInterface(url=grpc, protocol_binding="GRPC", protocol_version="1.0")]),
         ],
         version=__version__,
-        capabilities=AgentCapabilities(streaming=True, push_notifications=True),
-        default_input_modes=["text/plain", "application/json"],
-        default_output_modes=["text/plain", "application/json"],
+        capabilities=AgentCapabilities(
+            streaming=table.CARD_STREAMING, push_notifications=table.CARD_PUSH_NOTIFICATIONS
+        ),
+        default_input_modes=list(table.CARD_INPUT_MODES),
+        default_output_modes=list(table.CARD_OUTPUT_MODES),
         skills=[skill],
     )

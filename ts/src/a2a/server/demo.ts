@@ -2,45 +2,25 @@
  * The demo agent behind `node ts/dist/examples/a2a-server.js`, the same as the Rust
  * `agentproto serve`: it echoes text, and follows the a2a-tck's `messageId`-prefix
  * contract (`tck-<scenario>-<suffix>`; the longest known prefix picks the behaviour).
- * `agentproto-ticks` moves to WORKING, then appends one chunk (`tick 1`, `tick 2`, …) to
- * one artifact after each delay, as many as the message's text says (10 unless it is a
- * number; at most `MAX_TICKS`), then completes; a cancel stops it between two ticks.
- * Anything else is echoed back in a completed task.
+ * What it does is data: `rules/a2a-demo.toml` (the card, and an ordered list of steps per
+ * prefix, documented there), generated into `generated/a2a/demo.ts`; this module only
+ * runs the steps over the `TaskUpdater` and builds the card for a server's URLs.
+ * `agentproto-ticks` appends one chunk (`tick 1`, `tick 2`, …) to one artifact after each
+ * delay, as many as the message's text says (10 unless it is a number; at most
+ * `MAX_TICKS`); a cancel stops a wait between two steps or ticks.
  */
 
-import type { AgentCard, Artifact, Part } from "../../generated/a2a/v1.js";
+import type { AgentCard, Part } from "../../generated/a2a/v1.js";
+import { CARD, FALLBACK, MAX_TICKS, SCENARIOS, type DemoPart, type Step } from "../../generated/a2a/demo.js";
 import { RawJson } from "../../codec/values.js";
 import { VERSION } from "../../version.js";
 import type { AgentExecutor, RequestContext, TaskUpdater } from "./executor.js";
 
-/** The most ticks an `agentproto-ticks` turn writes. */
-export const MAX_TICKS = 10_000;
+export { MAX_TICKS };
 
-/** Known prefixes, longest first so that a prefix never shadows a longer one. */
-const PREFIXES = [
-  "agentproto-ticks",
-  "tck-stream-artifact-chunked",
-  "tck-stream-artifact-text",
-  "tck-stream-artifact-file",
-  "tck-stream-ordering-001",
-  "tck-artifact-file-url",
-  "tck-delayed-complete",
-  "tck-message-response",
-  "tck-input-required",
-  "tck-complete-task",
-  "tck-artifact-text",
-  "tck-artifact-file",
-  "tck-artifact-data",
-  "tck-reject-task",
-  "tck-stream-001",
-  "tck-stream-002",
-  "tck-stream-003",
-  "test-resubscribe-message-id",
-] as const;
-
-/** The behaviour a message id selects. */
-export function scenario(messageId: string): (typeof PREFIXES)[number] | undefined {
-  return PREFIXES.find((p) => messageId.startsWith(p));
+/** The prefix whose steps a message id selects (`undefined`: the fallback, an echo). */
+export function scenario(messageId: string): string | undefined {
+  return SCENARIOS.find(([p]) => messageId.startsWith(p))?.[0];
 }
 
 /** Resolves after `ms`, or with `false` as soon as `signal` aborts. */
@@ -59,14 +39,6 @@ export function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
   });
 }
 
-function artifact(parts: Part[]): Artifact {
-  return { artifactId: crypto.randomUUID(), parts };
-}
-
-function filePart(content: { raw: Uint8Array } | { url: string }): Part {
-  return { ...content, mediaType: "text/plain", filename: "output.txt" } as Part;
-}
-
 /** Options of the demo agent. */
 export interface DemoOptions {
   /** The wait of the delayed scenarios (default 2 s, the TCK's streaming timeout). */
@@ -75,76 +47,74 @@ export interface DemoOptions {
   readonly echoDelayMs?: number;
 }
 
+function part(spec: DemoPart): Part {
+  const names = { ...(spec.mediaType === undefined ? {} : { mediaType: spec.mediaType }), ...(spec.filename === undefined ? {} : { filename: spec.filename }) };
+  switch (spec.kind) {
+    case "text":
+      return { text: spec.value, ...names };
+    case "raw":
+      return { raw: new TextEncoder().encode(spec.value), ...names } as Part;
+    case "url":
+      return { url: spec.value, ...names } as Part;
+    case "data":
+      return { data: new RawJson(spec.value), ...names } as Part;
+  }
+}
+
 /** The demo agent. */
 export class DemoAgent implements AgentExecutor {
   constructor(private readonly options: DemoOptions = {}) {}
 
   async execute(cx: RequestContext, task: TaskUpdater): Promise<void> {
+    const steps = SCENARIOS.find(([p]) => cx.message.messageId.startsWith(p))?.[1] ?? FALLBACK;
+    for (const step of steps) if (!(await this.run(step, cx, task))) return;
+  }
+
+  /** Runs one step; `false` when a cancel ended the turn. */
+  private async run(step: Step, cx: RequestContext, task: TaskUpdater): Promise<boolean> {
     const delay = this.options.delayMs ?? 2000;
-    const text = (s: string) => task.textMessage(s);
-    const id = cx.message.messageId;
-    switch (scenario(id)) {
-      case "tck-complete-task":
-        return task.complete(text("Hello from TCK"));
-      case "tck-delayed-complete":
+    const message = step.text === undefined ? undefined : task.textMessage(step.text);
+    switch (step.op) {
+      case "working":
         await task.working();
-        if (await sleep(delay, cx.signal)) await task.complete(text("Done after delay"));
-        return;
-      case "tck-artifact-text":
-        await task.addArtifact(artifact([{ text: "Generated text content" }]));
-        return task.complete();
-      case "tck-artifact-file":
-      case "tck-stream-artifact-file":
-        await task.addArtifact(artifact([filePart({ raw: new TextEncoder().encode("tck") })]));
-        return task.complete();
-      case "tck-artifact-file-url":
-        await task.addArtifact(artifact([filePart({ url: "https://example.com/output.txt" })]));
-        return task.complete();
-      case "tck-artifact-data":
-        await task.addArtifact(artifact([{ data: new RawJson('{"key":"value","count":42}') }]));
-        return task.complete();
-      case "tck-message-response":
-        return task.reply(text("Direct message response"));
-      case "tck-input-required":
-        return task.requireInput(text("Please provide more input"));
-      case "tck-reject-task":
-        return task.reject(text("rejected"));
-      case "tck-stream-001":
-      case "tck-stream-003":
-        await task.working();
-        await task.addArtifact(artifact([{ text: id.startsWith("tck-stream-001") ? "Stream hello from TCK" : "Stream task lifecycle" }]));
-        return task.complete();
-      case "tck-stream-artifact-text":
-        await task.working();
-        await task.addArtifact(artifact([{ text: "Generated text content" }]));
-        return task.complete();
-      case "tck-stream-artifact-chunked": {
-        const a = artifact([{ text: "chunk-1 " }]);
-        await task.working();
-        await task.addArtifact(a, { lastChunk: false });
-        await task.addArtifact({ artifactId: a.artifactId, parts: [{ text: "chunk-2" }] }, { append: true, lastChunk: true });
-        return task.complete();
+        return true;
+      case "wait":
+        return sleep(delay * (step.delays ?? 0), cx.signal);
+      case "artifact":
+        await task.addArtifact({ artifactId: crypto.randomUUID(), parts: (step.parts ?? []).map(part) });
+        return true;
+      case "chunks": {
+        const artifactId = crypto.randomUUID();
+        const pieces = step.parts ?? [];
+        const whole = pieces.length <= 1;
+        for (const [i, piece] of pieces.entries())
+          await task.addArtifact({ artifactId, parts: [part(piece)] }, { append: !whole && i > 0, lastChunk: i === pieces.length - 1 });
+        return true;
       }
-      case "tck-stream-ordering-001":
-        await task.working();
-        await task.addArtifact(artifact([{ text: "Ordered output" }]));
-        return task.complete();
-      case "test-resubscribe-message-id":
-        await task.working();
-        if (await sleep(delay * 2, cx.signal)) await task.complete();
-        return;
-      case "agentproto-ticks":
-        return ticks(cx, task, delay);
-      case "tck-stream-002":
-        return task.complete();
-      case undefined: {
+      case "complete":
+        await task.complete(message);
+        return true;
+      case "reject":
+        await task.reject(message);
+        return true;
+      case "input_required":
+        await task.requireInput(message);
+        return true;
+      case "reply":
+        await task.reply(message ?? task.textMessage(""));
+        return true;
+      case "ticks":
+        await ticks(cx, task, delay);
+        return true;
+      case "echo": {
         // The echo agent: a follow-up to an input-required task completes it.
         const said = cx.text();
         await task.working();
         const echoDelay = this.options.echoDelayMs ?? 0;
-        if (echoDelay > 0 && !(await sleep(echoDelay, cx.signal))) return;
-        await task.addArtifact(artifact([{ text: said }]));
-        return task.complete(text(`echo: ${said}`));
+        if (echoDelay > 0 && !(await sleep(echoDelay, cx.signal))) return false;
+        await task.addArtifact({ artifactId: crypto.randomUUID(), parts: [{ text: said }] });
+        await task.complete(task.textMessage(`echo: ${said}`));
+        return true;
       }
     }
   }
@@ -164,20 +134,22 @@ async function ticks(cx: RequestContext, task: TaskUpdater, delay: number): Prom
 }
 
 /** The demo agent's card for a server at `base` (`http://127.0.0.1:8080`): JSON-RPC at
- * `/` and HTTP+JSON at `restPrefix` (default `/a2a/rest`), both A2A 1.0. */
+ * `/` and HTTP+JSON at `restPrefix` (default `/a2a/rest`), both A2A 1.0; the rest comes
+ * from the table. */
 export function demoCard(base: string, restPrefix = "/a2a/rest"): AgentCard {
   const root = base.replace(/\/+$/, "");
+  const { skill } = CARD;
   return {
-    name: "agentproto demo agent",
-    description: "A durable echo agent on agentproto (SQLite store, resumable streams, push outbox).",
+    name: CARD.name,
+    description: CARD.description,
     supportedInterfaces: [
       { url: `${root}/`, protocolBinding: "JSONRPC", protocolVersion: "1.0" },
       { url: `${root}${restPrefix.replace(/\/+$/, "")}`, protocolBinding: "HTTP+JSON", protocolVersion: "1.0" },
     ],
     version: VERSION,
-    capabilities: { streaming: true, pushNotifications: true },
-    defaultInputModes: ["text/plain", "application/json"],
-    defaultOutputModes: ["text/plain", "application/json"],
-    skills: [{ id: "echo", name: "Echo", description: "Echoes text back; follows the a2a-tck messageId-prefix contract.", tags: ["echo", "test"], examples: ["hello"] }],
+    capabilities: { streaming: CARD.streaming, pushNotifications: CARD.pushNotifications },
+    defaultInputModes: [...CARD.inputModes],
+    defaultOutputModes: [...CARD.outputModes],
+    skills: [{ id: skill.id, name: skill.name, description: skill.description, tags: [...skill.tags], examples: [...skill.examples] }],
   };
 }
