@@ -92,6 +92,18 @@ def test_the_card_has_a_last_modified_and_answers_304_to_if_modified_since(demo:
     assert exchange(demo.port, request_bytes("GET", path, garbled, None, demo.port)).status == 200
 
 
+def test_http_json_successes_are_a2a_json_and_json_rpc_answers_plain_json(demo: ServerThread) -> None:
+    # As the Rust server: A2A 1.0.1's SHOULD on HTTP+JSON; errors and JSON-RPC stay application/json.
+    body = b'{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]}}'
+    rest = exchange(demo.port, request_bytes("POST", "/a2a/rest/message:send", HEADERS, body, demo.port))
+    assert rest.status == 200 and rest.headers["content-type"] == "application/a2a+json"
+    missing = exchange(demo.port, request_bytes("GET", "/a2a/rest/tasks/nope", HEADERS, None, demo.port))
+    assert missing.status == 404 and missing.headers["content-type"] == "application/json"
+    rpc = b'{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":' + body + b"}"
+    answer = exchange(demo.port, request_bytes("POST", "/", HEADERS, rpc, demo.port))
+    assert answer.status == 200 and answer.headers["content-type"] == "application/json"
+
+
 def test_a_body_over_the_limit_is_refused_with_413_on_both_bindings() -> None:
     with serve(DemoAgent(), max_body_bytes=100) as server:
         body = b'{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"' + b"x" * 200 + b'"}}'

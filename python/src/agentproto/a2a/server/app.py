@@ -43,6 +43,8 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
 _JSON = (b"content-type", b"application/json")
+_A2A_JSON = (b"content-type", b"application/a2a+json")
+"""HTTP+JSON success answers (A2A 1.0.1 says SHOULD, as the Rust server does)."""
 _END = object()
 _LAGGED = b"event: lagged\ndata: {}\n\n"
 _CLOSE: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar("_CLOSE", default=None)
@@ -306,7 +308,7 @@ class A2aApp:
             await self._refuse(send, "rest", e)
             return
         if not OPERATIONS[call.operation].streaming:
-            await _answer(send, 200, encode(answer), [_JSON])
+            await _answer(send, 200, encode(answer), [_A2A_JSON])
             return
 
         def frame(item: StreamEvent | Gap | A2aError) -> bytes:
