@@ -40,6 +40,21 @@ test("the card has an ETag and Cache-Control, and answers 304 to If-None-Match",
   });
 });
 
+test("HTTP+JSON successes are application/a2a+json, errors and JSON-RPC application/json (as Rust)", async () => {
+  await withServer({}, async (_server, port) => {
+    const message = { messageId: "m", role: "ROLE_USER", parts: [{ text: "hi" }] };
+    const rest = await exchange(port, "POST", "/a2a/rest/message:send", V1, Buffer.from(JSON.stringify({ message })));
+    assert.equal(rest.status, 200);
+    assert.equal(rest.headers.get("content-type"), "application/a2a+json");
+    const missing = await exchange(port, "GET", "/a2a/rest/tasks/nope", V1, null);
+    assert.equal(missing.status, 404);
+    assert.equal(missing.headers.get("content-type"), "application/json");
+    const rpc = await exchange(port, "POST", "/", V1, Buffer.from(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "SendMessage", params: { message } })));
+    assert.equal(rpc.status, 200);
+    assert.equal(rpc.headers.get("content-type"), "application/json");
+  });
+});
+
 test("a body over the limit is refused 413 from its Content-Length", async () => {
   await withServer({ maxBodyBytes: 64 }, async (_server, port) => {
     const body = Buffer.from(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "GetTask", params: { id: "x".repeat(100) } }));
