@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from agentproto.a2a.codec import encode
+from agentproto.a2a.generated.store_schema import SQLITE_MIGRATIONS
 from agentproto.a2a.generated.v1 import (
     StreamResponse,
     Task,
@@ -26,7 +27,7 @@ from agentproto.a2a.generated.v1 import (
     TaskState,
     TaskStatus,
 )
-from agentproto.a2a.sqlite_schema import _MIGRATIONS, SCHEMA_VERSION
+from agentproto.a2a.sqlite_schema import SCHEMA_VERSION
 from agentproto.a2a.sqlite_store import SqliteStore
 from agentproto.a2a.store import Commit, Conflict, PushConfigRecord, StoreError, TaskKey, TaskNotFound, TurnLease
 
@@ -193,11 +194,16 @@ def test_a_version_1_file_is_migrated_with_its_tasks_kept(tmp_path: Path) -> Non
     path = str(tmp_path / "e.db")
     connection = sqlite3.connect(path, isolation_level=None)
     try:
-        connection.executescript(f"BEGIN; {_MIGRATIONS[0]} PRAGMA user_version = 1; COMMIT;")
+        connection.executescript(f"BEGIN; {SQLITE_MIGRATIONS[0]} PRAGMA user_version = 1; COMMIT;")
         connection.execute(
-            "INSERT INTO tasks (tenant, id, context_id, state, terminal, status_ms, version, last_seq, body)"
+            "INSERT INTO tasks (tenant, id, context_id, state, terminal, status_ts_ms, version, last_seq, body)"
             " VALUES ('', 'old', 'c', 'TASK_STATE_COMPLETED', 1, 0, 3, 0, ?)",
             (encode(task("old", TaskState.COMPLETED)),),
+        )
+        connection.execute(
+            "INSERT INTO tasks (tenant, id, context_id, state, terminal, status_ts_ms, version, last_seq, body)"
+            " VALUES ('', 'live', 'c', 'TASK_STATE_WORKING', 0, 0, 1, 0, ?)",
+            (encode(task("live")),),
         )
     finally:
         connection.close()
@@ -206,7 +212,11 @@ def test_a_version_1_file_is_migrated_with_its_tasks_kept(tmp_path: Path) -> Non
         store = await SqliteStore.open(path)
         try:
             record = await store.get_task(TaskKey("", "old"))
-            assert record is not None and record.version == 3 and record.terminal
+            assert record is not None and record.version == 3 and record.terminal and record.lease is None
+            # A turn that was running before leases existed gets one that has already ended.
+            live = await store.get_task(TaskKey("", "live"))
+            assert live is not None and live.lease == TurnLease("", 0)
+            assert await store.expired_leases(1, 10) == [TaskKey("", "live")]
             assert await store.claim_deliveries(0, 10, 10) == []
         finally:
             await store.close()
@@ -217,6 +227,34 @@ def test_a_version_1_file_is_migrated_with_its_tasks_kept(tmp_path: Path) -> Non
         assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
     finally:
         connection.close()
+
+
+@pytest.mark.parametrize(
+    ("layout", "who"),
+    [
+        # The pre-release Python store's version 2: the status time in `status_ms`.
+        ("CREATE TABLE tasks (tenant TEXT, id TEXT, status_ms INTEGER, body BLOB); PRAGMA user_version = 2;", "Python"),
+        # The pre-release TypeScript store's version 1: the lease columns already there.
+        (
+            "CREATE TABLE tasks (tenant TEXT, id TEXT, status_ts_ms INTEGER, lease_owner TEXT, lease_until_ms INTEGER)"
+            + "; PRAGMA user_version = 1;",
+            "TypeScript",
+        ),
+    ],
+)
+def test_a_file_of_a_pre_release_layout_is_refused(tmp_path: Path, layout: str, who: str) -> None:
+    path = str(tmp_path / "old.db")
+    connection = sqlite3.connect(path, isolation_level=None)
+    try:
+        connection.executescript(layout)
+    finally:
+        connection.close()
+
+    async def main() -> None:
+        with pytest.raises(StoreError, match=f"pre-release {who} store"):
+            await SqliteStore.open(path)
+
+    run(main())
 
 
 def test_queued_push_deliveries_outlive_the_process(tmp_path: Path) -> None:

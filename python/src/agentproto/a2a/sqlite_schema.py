@@ -1,81 +1,31 @@
 """The schema of the SQLite A2A store, its migrations, and the settings of its
 connections (see `agentproto.a2a.sqlite_store`).
 
-`PRAGMA user_version` holds the schema version: 0 is an empty file, `SCHEMA_VERSION` is
-what this build writes. Opening a file runs every missing step in one transaction (a
-crash halfway leaves the file as it was) and refuses a file newer than this build.
-Values are stored as their canonical A2A JSON (`agentproto.a2a.encode`); the columns
-beside them are what the queries filter and order by.
+**One schema for every language.** The migrations are those of the Rust and TypeScript
+SQLite stores: they live once, in `rules/store/sqlite/`, and `make codegen` writes them
+into `agentproto.a2a.generated.store_schema`, which this module runs. So a file written
+by a server in any of the three languages opens in the others. `PRAGMA user_version`
+holds the schema version: 0 is an empty file, `SCHEMA_VERSION` is what this build writes.
+Opening a file runs every missing step in one transaction (a crash halfway leaves the
+file as it was) and refuses a file newer than this build, or one written by the
+pre-release Python or TypeScript stores (their own layouts, never released), rather
+than misread it. Values are stored as their canonical A2A JSON (`agentproto.a2a.encode`);
+the columns beside them are what the queries filter and order by. Tables this store does
+not use yet (`dead_letters`, `idempotency`) exist all the same.
 """
 
 from __future__ import annotations
 
 import sqlite3
 
+from agentproto.a2a.generated.store_schema import SQLITE_MIGRATIONS, SQLITE_SCHEMA_VERSION
 from agentproto.a2a.store import StoreError
 
 __all__ = ["SCHEMA_VERSION", "connect", "migrate"]
 
-_V1 = """
-CREATE TABLE tasks (
-    tenant TEXT NOT NULL,
-    id TEXT NOT NULL,
-    context_id TEXT NOT NULL,
-    state TEXT NOT NULL,
-    terminal INTEGER NOT NULL,
-    status_ms INTEGER NOT NULL,
-    version INTEGER NOT NULL,
-    last_seq INTEGER NOT NULL,
-    lease_owner TEXT,
-    lease_until_ms INTEGER,
-    body BLOB NOT NULL,
-    PRIMARY KEY (tenant, id)
-);
-CREATE INDEX tasks_by_status ON tasks (tenant, status_ms DESC, id DESC);
-CREATE INDEX tasks_by_context ON tasks (tenant, context_id, status_ms DESC, id DESC);
-CREATE INDEX tasks_by_lease ON tasks (lease_until_ms) WHERE lease_until_ms IS NOT NULL;
-CREATE TABLE events (
-    tenant TEXT NOT NULL,
-    task_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    last INTEGER NOT NULL,
-    body BLOB NOT NULL,
-    PRIMARY KEY (tenant, task_id, seq),
-    FOREIGN KEY (tenant, task_id) REFERENCES tasks (tenant, id) ON DELETE CASCADE
-);
-CREATE TABLE push_configs (
-    tenant TEXT NOT NULL,
-    task_id TEXT NOT NULL,
-    id TEXT NOT NULL,
-    body BLOB NOT NULL,
-    PRIMARY KEY (tenant, task_id, id),
-    FOREIGN KEY (tenant, task_id) REFERENCES tasks (tenant, id) ON DELETE CASCADE
-);
-"""
-
-_V2 = """
-CREATE TABLE outbox (
-    id INTEGER PRIMARY KEY,
-    tenant TEXT NOT NULL,
-    task_id TEXT NOT NULL,
-    config_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    attempts INTEGER NOT NULL DEFAULT 0,
-    due_ms INTEGER NOT NULL DEFAULT 0,
-    lease_until_ms INTEGER NOT NULL DEFAULT 0,
-    FOREIGN KEY (tenant, task_id) REFERENCES tasks (tenant, id) ON DELETE CASCADE
-);
-CREATE INDEX outbox_by_due ON outbox (due_ms, id);
-CREATE INDEX outbox_by_config ON outbox (tenant, task_id, config_id);
-CREATE INDEX tasks_terminal_by_age ON tasks (status_ms) WHERE terminal = 1;
-"""
-"""Version 2: the outbox of push deliveries (one row per event and config), and the index
-retention deletes by."""
-
-_MIGRATIONS = (_V1, _V2)
-"""`_MIGRATIONS[n]` takes the schema from version `n` to `n + 1`."""
-
-SCHEMA_VERSION = len(_MIGRATIONS)
+SCHEMA_VERSION = SQLITE_SCHEMA_VERSION
+"""The schema version this build writes; `SQLITE_MIGRATIONS[n]` takes a file from version
+`n` to `n + 1`."""
 
 BUSY_TIMEOUT_S = 5.0
 """How long a connection waits for another connection's lock before failing."""
@@ -115,13 +65,35 @@ def migrate(connection: sqlite3.Connection) -> None:
     except sqlite3.Error as e:
         raise StoreError(f"sqlite: cannot read the schema version: {e}") from e
     if version == SCHEMA_VERSION:
+        _refuse_pre_release(connection, version)
         return
     if version > SCHEMA_VERSION:
         raise StoreError(f"sqlite schema version {version} is newer than this build's ({SCHEMA_VERSION})")
-    steps = "".join(_MIGRATIONS[version:])
+    _refuse_pre_release(connection, version)
+    steps = "".join(SQLITE_MIGRATIONS[version:])
     try:
         connection.executescript(f"BEGIN IMMEDIATE;\n{steps}\nPRAGMA user_version = {SCHEMA_VERSION};\nCOMMIT;")
     except sqlite3.Error as e:
         if connection.in_transaction:
             connection.execute("ROLLBACK")
         raise StoreError(f"sqlite: cannot migrate the schema from version {version}: {e}") from e
+
+
+def _refuse_pre_release(connection: sqlite3.Connection, version: int) -> None:
+    """Refuses a file in a layout of the pre-release Python or TypeScript stores, whose
+    version numbers overlap the shared ones: Python's kept the status time in
+    `tasks.status_ms`; TypeScript's version 1 already had the lease columns of version 2."""
+    try:
+        columns = {row[1] for row in connection.execute("PRAGMA table_info(tasks)")}
+    except sqlite3.Error as e:
+        raise StoreError(f"sqlite: cannot read the tasks table's columns: {e}") from e
+    if "status_ms" in columns:
+        raise StoreError(
+            f"sqlite: this file was written by a pre-release Python store (schema version {version} with"
+            " tasks.status_ms), a layout no release reads; start from a new file"
+        )
+    if version == 1 and "lease_owner" in columns:
+        raise StoreError(
+            "sqlite: this file was written by a pre-release TypeScript store (schema version 1 with"
+            " tasks.lease_owner), a layout no release reads; start from a new file"
+        )

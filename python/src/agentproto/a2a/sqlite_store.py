@@ -363,8 +363,8 @@ class SqliteStore:
 
         def job(connection: sqlite3.Connection) -> int:
             cursor = connection.execute(
-                "DELETE FROM tasks WHERE rowid IN (SELECT rowid FROM tasks WHERE terminal = 1 AND status_ms < ?"
-                " ORDER BY status_ms LIMIT ?)",
+                "DELETE FROM tasks WHERE rowid IN (SELECT rowid FROM tasks WHERE terminal = 1 AND status_ts_ms < ?"
+                " ORDER BY status_ts_ms LIMIT ?)",
                 (before_ms, max(0, limit)),
             )
             return cursor.rowcount
@@ -436,13 +436,13 @@ def _commit(
     )
     if row is None:
         connection.execute(
-            "INSERT INTO tasks (context_id, state, terminal, status_ms, version, last_seq, lease_owner,"
+            "INSERT INTO tasks (context_id, state, terminal, status_ts_ms, version, last_seq, lease_owner,"
             " lease_until_ms, body, tenant, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             values,
         )
     else:
         connection.execute(
-            "UPDATE tasks SET context_id = ?, state = ?, terminal = ?, status_ms = ?, version = ?, last_seq = ?,"
+            "UPDATE tasks SET context_id = ?, state = ?, terminal = ?, status_ts_ms = ?, version = ?, last_seq = ?,"
             " lease_owner = ?, lease_until_ms = ?, body = ? WHERE tenant = ? AND id = ?",
             values,
         )
@@ -456,7 +456,8 @@ def _commit(
     if row is not None and records:
         # The outbox, in the same transaction: each event once per config the task has.
         connection.executemany(
-            "INSERT INTO outbox (tenant, task_id, config_id, seq) SELECT tenant, task_id, id, ? FROM push_configs"
+            "INSERT INTO outbox (tenant, task_id, config_id, seq, due_ms) SELECT tenant, task_id, id, ?, 0"
+            " FROM push_configs"
             " WHERE tenant = ? AND task_id = ? ORDER BY id",
             [(r.seq, key.tenant, key.id) for r in records],
         )
@@ -489,16 +490,16 @@ def _list_tasks(connection: sqlite3.Connection, tenant: str, query: ListQuery) -
         where.append("state = ?")
         values.append(query.state.value)
     if query.status_after_ms is not None:
-        where.append("status_ms >= ?")
+        where.append("status_ts_ms >= ?")
         values.append(query.status_after_ms)
     filtered = " AND ".join(where)
     total = connection.execute(f"SELECT COUNT(*) FROM tasks WHERE {filtered}", values).fetchone()[0]
     page_values: list[str | int] = list(values)
     if query.after is not None:
-        filtered += " AND (status_ms < ? OR (status_ms = ? AND id < ?))"
+        filtered += " AND (status_ts_ms < ? OR (status_ts_ms = ? AND id < ?))"
         page_values += [query.after[0], query.after[0], query.after[1]]
     rows = connection.execute(
-        f"SELECT status_ms, {_TASK_COLUMNS} FROM tasks WHERE {filtered} ORDER BY status_ms DESC, id DESC LIMIT ?",
+        f"SELECT status_ts_ms, {_TASK_COLUMNS} FROM tasks WHERE {filtered} ORDER BY status_ts_ms DESC, id DESC LIMIT ?",
         [*page_values, max(0, query.page_size) + 1],
     ).fetchall()
     more = len(rows) > query.page_size
