@@ -73,21 +73,27 @@ export interface ServerOptions extends HttpOptions {
 export type A2aListener = (req: IncomingMessage, res: ServerResponse, next?: () => void) => void;
 
 const JSON_TYPE = "application/json";
-/** HTTP+JSON success answers (A2A 1.0.1 says SHOULD, as the Rust server does); JSON-RPC and errors stay `application/json`. */
-const A2A_JSON_TYPE = "application/a2a+json";
 
 /** Reads a request body within the size limit and timeout. */
 function readBody(req: IncomingMessage, max: number, timeoutMs: number): Promise<Buffer> {
   const declared = req.headers["content-length"];
   if (declared !== undefined && Number(declared) > max) return Promise.reject(tooLarge(max));
+  // With a Content-Length, the body is copied into one buffer of that size as it comes
+  // (each chunk is let go at once), not kept in chunks and joined at the end (two copies).
+  // Allocated at the first chunk (a client that sends nothing costs nothing).
+  const length = declared === undefined ? Number.NaN : Number(declared);
+  const sized = Number.isSafeInteger(length) && length > 0;
+  let whole: Buffer | null = null;
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     const timer = setTimeout(() => finish(new A2aError("RequestTimeout", `the request body did not arrive within ${timeoutMs} ms`)), timeoutMs);
     const onData = (chunk: Buffer): void => {
+      if (sized && whole === null && chunks.length === 0) whole = Buffer.allocUnsafe(length);
+      if (whole !== null && size + chunk.length <= whole.length) chunk.copy(whole, size);
+      else chunks.push(chunk);
       size += chunk.length;
       if (size > max) return finish(tooLarge(max));
-      chunks.push(chunk);
     };
     const onEnd = (): void => finish(null);
     const onAbort = (): void => finish(new A2aError("MalformedBody", "the connection ended before the request body did"));
@@ -95,7 +101,7 @@ function readBody(req: IncomingMessage, max: number, timeoutMs: number): Promise
     function finish(error: A2aError | null): void {
       clearTimeout(timer);
       req.off("data", onData).off("end", onEnd).off("aborted", onAbort).off("error", onError);
-      if (error === null) resolve(Buffer.concat(chunks, size));
+      if (error === null) resolve(whole === null ? Buffer.concat(chunks, size) : chunks.length === 0 ? whole.subarray(0, size) : Buffer.concat([whole, ...chunks], size));
       else {
         req.on("error", () => undefined);
         req.pause();
@@ -113,10 +119,12 @@ function tooLarge(max: number): A2aError {
 /** Sends a whole answer. A refusal before the body was read closes the connection. */
 function answer(res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}, close = false): void {
   if (res.headersSent || res.destroyed) return;
-  const h: Record<string, string | number> = { "content-type": JSON_TYPE, "content-length": Buffer.byteLength(body), ...headers };
+  // Bytes, not the string: node would copy a string again when the socket cannot take it at once.
+  const bytes = Buffer.from(body);
+  const h: Record<string, string | number> = { "content-type": JSON_TYPE, "content-length": bytes.length, ...headers };
   if (close) h["connection"] = "close";
   res.writeHead(status, h);
-  res.end(body);
+  res.end(bytes);
 }
 
 /** The first coding a `Transfer-Encoding` or `Content-Encoding` field lists (codings compared
@@ -306,7 +314,7 @@ export function a2aListener(core: A2aCore, options: HttpOptions = {}): A2aListen
     } catch (e) {
       return refuse(e as A2aError);
     }
-    if (result.kind === "value") return answer(res, 200, encodeResult(operation, result.value as never), { "content-type": A2A_JSON_TYPE });
+    if (result.kind === "value") return answer(res, 200, encodeResult(operation, result.value as never));
     const render = (item: StreamOut): Frame | null => {
       switch (item.kind) {
         case "event":
