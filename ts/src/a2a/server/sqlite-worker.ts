@@ -17,6 +17,8 @@
 import { createRequire } from "node:module";
 import { parentPort, workerData } from "node:worker_threads";
 
+import { SQLITE_MIGRATIONS, SQLITE_SCHEMA_VERSION } from "../../generated/a2a/store-schema.js";
+
 /** The subset of both drivers' statement API the store uses. */
 interface Statement {
   run(...params: unknown[]): { changes: number | bigint; lastInsertRowid: number | bigint };
@@ -103,70 +105,12 @@ class Refusal extends Error {
   }
 }
 
-const SCHEMA_VERSION = 1;
-
-const SCHEMA = `
-CREATE TABLE tasks (
-    tenant TEXT NOT NULL,
-    id TEXT NOT NULL,
-    context_id TEXT NOT NULL,
-    state TEXT NOT NULL,
-    terminal INTEGER NOT NULL,
-    status_ts_ms INTEGER NOT NULL,
-    version INTEGER NOT NULL,
-    last_seq INTEGER NOT NULL DEFAULT 0,
-    body TEXT NOT NULL,
-    lease_owner TEXT,
-    lease_until_ms INTEGER,
-    PRIMARY KEY (tenant, id)
-);
-CREATE INDEX tasks_by_status_ts ON tasks (tenant, status_ts_ms DESC, id DESC);
-CREATE INDEX tasks_by_context ON tasks (tenant, context_id, status_ts_ms DESC, id DESC);
-CREATE INDEX tasks_by_lease ON tasks (lease_until_ms) WHERE lease_until_ms IS NOT NULL;
-CREATE TABLE events (
-    tenant TEXT NOT NULL,
-    task_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    body TEXT NOT NULL,
-    last INTEGER NOT NULL,
-    PRIMARY KEY (tenant, task_id, seq),
-    FOREIGN KEY (tenant, task_id) REFERENCES tasks (tenant, id) ON DELETE CASCADE
-);
-CREATE TABLE push_configs (
-    tenant TEXT NOT NULL,
-    task_id TEXT NOT NULL,
-    id TEXT NOT NULL,
-    body TEXT NOT NULL,
-    PRIMARY KEY (tenant, task_id, id),
-    FOREIGN KEY (tenant, task_id) REFERENCES tasks (tenant, id) ON DELETE CASCADE
-);
-CREATE TABLE outbox (
-    id INTEGER PRIMARY KEY,
-    tenant TEXT NOT NULL,
-    task_id TEXT NOT NULL,
-    config_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    attempts INTEGER NOT NULL DEFAULT 0,
-    due_ms INTEGER NOT NULL,
-    lease_until_ms INTEGER NOT NULL DEFAULT 0,
-    last_error TEXT,
-    FOREIGN KEY (tenant, task_id) REFERENCES tasks (tenant, id) ON DELETE CASCADE
-);
-CREATE INDEX outbox_by_due ON outbox (due_ms);
-CREATE TABLE dead_letters (
-    id INTEGER PRIMARY KEY,
-    delivery_id INTEGER NOT NULL,
-    tenant TEXT NOT NULL,
-    task_id TEXT NOT NULL,
-    config_id TEXT NOT NULL,
-    config TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    event TEXT NOT NULL,
-    attempts INTEGER NOT NULL,
-    error TEXT NOT NULL,
-    at_ms INTEGER NOT NULL
-);
-`;
+/**
+ * The stored values (tasks, events, push configs) are ProtoJSON text kept as BLOBs (the
+ * bytes of the UTF-8 text), as the Rust and Python stores keep them: every write binds
+ * `CAST(? AS BLOB)` and every read selects `CAST(... AS TEXT)`, so both drivers hand
+ * strings back whichever store wrote the row.
+ */
 
 async function openDatabase(setup: WorkerSetup): Promise<Database> {
   const failures: string[] = [];
@@ -195,10 +139,47 @@ function configure(db: Database): void {
   if (mode.toLowerCase() !== "wal" && mode.toLowerCase() !== "memory") throw new Error(`sqlite refused WAL mode (journal_mode is ${JSON.stringify(mode)})`);
   db.exec("PRAGMA synchronous = FULL");
   db.exec("PRAGMA temp_store = MEMORY");
+  migrate(db);
+}
+
+/**
+ * Brings the file to `SQLITE_SCHEMA_VERSION` with the shared migrations
+ * (`rules/store/sqlite/`, generated; the Rust and Python stores run the same), every
+ * missing step in one transaction; refuses a newer file, and a file of a pre-release
+ * layout of the TypeScript or Python store rather than misread it.
+ */
+function migrate(db: Database): void {
   const version = Number(Object.values(db.prepare("PRAGMA user_version").get() ?? {})[0] ?? 0);
-  if (version === SCHEMA_VERSION) return;
-  if (version !== 0) throw new Error(`sqlite schema version ${version} is not this build's (${SCHEMA_VERSION})`);
-  db.exec(`BEGIN IMMEDIATE; ${SCHEMA} PRAGMA user_version = ${SCHEMA_VERSION}; COMMIT;`);
+  if (version > SQLITE_SCHEMA_VERSION) throw new Error(`sqlite schema version ${version} is newer than this build's (${SQLITE_SCHEMA_VERSION})`);
+  if (!Number.isInteger(version) || version < 0) throw new Error(`sqlite schema version ${version} is not a version`);
+  refusePreRelease(db, version);
+  if (version === SQLITE_SCHEMA_VERSION) return;
+  const steps = SQLITE_MIGRATIONS.slice(version).join("");
+  try {
+    db.exec(`BEGIN IMMEDIATE;\n${steps}\nPRAGMA user_version = ${SQLITE_SCHEMA_VERSION};\nCOMMIT;`);
+  } catch (e) {
+    try {
+      db.exec("ROLLBACK");
+    } catch {
+      // no transaction was open
+    }
+    throw new Error(`sqlite: cannot migrate the schema from version ${version}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+/**
+ * The pre-release TypeScript store wrote its own version 1 (the lease columns of version
+ * 2 already there) and the pre-release Python store its own versions 1 and 2 (the status
+ * time in `status_ms`): their numbers overlap the shared ones, so their columns tell them.
+ */
+function refusePreRelease(db: Database, version: number): void {
+  const columns = new Set(db.prepare("PRAGMA table_info(tasks)").all().map((row) => String(row["name"])));
+  if (columns.has("status_ms")) {
+    throw new Error(`sqlite: this file was written by a pre-release Python store (schema version ${version} with tasks.status_ms), a layout no release reads; start from a new file`);
+  }
+  if (version === 1 && columns.has("lease_owner")) {
+    throw new Error("sqlite: this file was written by a pre-release TypeScript store (schema version 1 with tasks.lease_owner), a layout no release reads; start from a new file");
+  }
 }
 
 /** The requests that change the database (run inside the batch's transaction). */
@@ -256,24 +237,24 @@ class Worker {
       case "commit":
         return this.commit(r);
       case "getTask":
-        return this.q("SELECT context_id, state, status_ts_ms, version, body, lease_owner, lease_until_ms FROM tasks WHERE tenant = ? AND id = ?").get(r.tenant, r.id) ?? null;
+        return this.q("SELECT context_id, state, status_ts_ms, version, CAST(body AS TEXT) AS body, lease_owner, lease_until_ms FROM tasks WHERE tenant = ? AND id = ?").get(r.tenant, r.id) ?? null;
       case "listTasks":
         return this.listTasks(r);
       case "readEvents": {
         const task = this.q("SELECT last_seq FROM tasks WHERE tenant = ? AND id = ?").get(r.tenant, r.id);
         if (task === undefined) throw new Refusal("not_found", `task ${JSON.stringify(r.id)} not found`);
         const first = this.q("SELECT min(seq) AS first FROM events WHERE tenant = ? AND task_id = ?").get(r.tenant, r.id);
-        const events = r.limit <= 0 ? [] : this.q("SELECT seq, body, last FROM events WHERE tenant = ? AND task_id = ? AND seq > ? ORDER BY seq LIMIT ?").all(r.tenant, r.id, r.after, r.limit);
+        const events = r.limit <= 0 ? [] : this.q("SELECT seq, CAST(body AS TEXT) AS body, last FROM events WHERE tenant = ? AND task_id = ? AND seq > ? ORDER BY seq LIMIT ?").all(r.tenant, r.id, r.after, r.limit);
         return { events, firstHeld: Number(first?.["first"] ?? 0), lastWritten: Number(task["last_seq"]) };
       }
       case "putPushConfig":
         if (this.q("SELECT 1 FROM tasks WHERE tenant = ? AND id = ?").get(r.tenant, r.taskId) === undefined) throw new Refusal("not_found", `task ${JSON.stringify(r.taskId)} not found`);
-        this.q("INSERT INTO push_configs (tenant, task_id, id, body) VALUES (?, ?, ?, ?) ON CONFLICT (tenant, task_id, id) DO UPDATE SET body = excluded.body").run(r.tenant, r.taskId, r.id, r.body);
+        this.q("INSERT INTO push_configs (tenant, task_id, id, body) VALUES (?, ?, ?, CAST(? AS BLOB)) ON CONFLICT (tenant, task_id, id) DO UPDATE SET body = excluded.body").run(r.tenant, r.taskId, r.id, r.body);
         return null;
       case "getPushConfig":
-        return this.q("SELECT body FROM push_configs WHERE tenant = ? AND task_id = ? AND id = ?").get(r.tenant, r.taskId, r.id)?.["body"] ?? null;
+        return this.q("SELECT CAST(body AS TEXT) AS body FROM push_configs WHERE tenant = ? AND task_id = ? AND id = ?").get(r.tenant, r.taskId, r.id)?.["body"] ?? null;
       case "listPushConfigs":
-        return this.q("SELECT id, body FROM push_configs WHERE tenant = ? AND task_id = ? AND id > ? ORDER BY id LIMIT ?").all(r.tenant, r.taskId, r.after ?? "", r.limit);
+        return this.q("SELECT id, CAST(body AS TEXT) AS body FROM push_configs WHERE tenant = ? AND task_id = ? AND id > ? ORDER BY id LIMIT ?").all(r.tenant, r.taskId, r.after ?? "", r.limit);
       case "deletePushConfig":
         return Number(this.q("DELETE FROM push_configs WHERE tenant = ? AND task_id = ? AND id = ?").run(r.tenant, r.taskId, r.id).changes) > 0;
       case "renewLeases": {
@@ -297,7 +278,7 @@ class Worker {
       case "deliveryDead":
         this.q(
           `INSERT INTO dead_letters (delivery_id, tenant, task_id, config_id, config, seq, event, attempts, error, at_ms)
-           SELECT o.id, o.tenant, o.task_id, o.config_id, coalesce(p.body, ''), o.seq, coalesce(e.body, ''), o.attempts + 1, ?, ?
+           SELECT o.id, o.tenant, o.task_id, o.config_id, coalesce(p.body, X''), o.seq, coalesce(e.body, X''), o.attempts + 1, ?, ?
            FROM outbox o
            LEFT JOIN push_configs p ON p.tenant = o.tenant AND p.task_id = o.task_id AND p.id = o.config_id
            LEFT JOIN events e ON e.tenant = o.tenant AND e.task_id = o.task_id AND e.seq = o.seq
@@ -306,7 +287,7 @@ class Worker {
         this.q("DELETE FROM outbox WHERE id = ?").run(r.id);
         return null;
       case "deadLetters":
-        return this.q("SELECT delivery_id, tenant, task_id, config_id, config, seq, event, attempts, error, at_ms FROM dead_letters ORDER BY id LIMIT ?").all(r.limit);
+        return this.q("SELECT delivery_id, tenant, task_id, config_id, CAST(config AS TEXT) AS config, seq, CAST(event AS TEXT) AS event, attempts, error, at_ms FROM dead_letters ORDER BY id LIMIT ?").all(r.limit);
       case "nextDeliveryDue": {
         const row = this.q("SELECT min(max(due_ms, lease_until_ms)) AS due FROM outbox").get();
         return row?.["due"] === null || row?.["due"] === undefined ? null : Number(row["due"]);
@@ -341,10 +322,10 @@ class Worker {
     lastSeq += r.events.length;
     if (row === undefined) {
       this.q(
-        "INSERT INTO tasks (tenant, id, context_id, state, terminal, status_ts_ms, version, last_seq, body, lease_owner, lease_until_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO tasks (tenant, id, context_id, state, terminal, status_ts_ms, version, last_seq, body, lease_owner, lease_until_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, CAST(? AS BLOB), ?, ?)",
       ).run(r.tenant, r.id, r.contextId, r.state, r.terminal ? 1 : 0, r.statusTsMs, version, lastSeq, r.body, owner, until);
     } else {
-      this.q("UPDATE tasks SET context_id = ?, state = ?, terminal = ?, status_ts_ms = ?, version = ?, last_seq = ?, body = ?, lease_owner = ?, lease_until_ms = ? WHERE tenant = ? AND id = ?").run(
+      this.q("UPDATE tasks SET context_id = ?, state = ?, terminal = ?, status_ts_ms = ?, version = ?, last_seq = ?, body = CAST(? AS BLOB), lease_owner = ?, lease_until_ms = ? WHERE tenant = ? AND id = ?").run(
         r.contextId,
         r.state,
         r.terminal ? 1 : 0,
@@ -359,9 +340,9 @@ class Worker {
       );
     }
     for (const c of r.configs) {
-      this.q("INSERT INTO push_configs (tenant, task_id, id, body) VALUES (?, ?, ?, ?) ON CONFLICT (tenant, task_id, id) DO UPDATE SET body = excluded.body").run(r.tenant, r.id, c.id, c.body);
+      this.q("INSERT INTO push_configs (tenant, task_id, id, body) VALUES (?, ?, ?, CAST(? AS BLOB)) ON CONFLICT (tenant, task_id, id) DO UPDATE SET body = excluded.body").run(r.tenant, r.id, c.id, c.body);
     }
-    const insert = this.q("INSERT INTO events (tenant, task_id, seq, body, last) VALUES (?, ?, ?, ?, ?)");
+    const insert = this.q("INSERT INTO events (tenant, task_id, seq, body, last) VALUES (?, ?, ?, CAST(? AS BLOB), ?)");
     r.events.forEach((e, i) => {
       insert.run(r.tenant, r.id, firstSeq + i, e.body, e.last ? 1 : 0);
       seqs.push(firstSeq + i);
@@ -389,14 +370,14 @@ class Worker {
       cursor = " AND (status_ts_ms < ? OR (status_ts_ms = ? AND id < ?))";
       paged.push(r.after[0], r.after[0], r.after[1]);
     }
-    const rows = this.q(`SELECT id, context_id, state, status_ts_ms, version, body, lease_owner, lease_until_ms FROM tasks WHERE ${filter}${cursor} ORDER BY status_ts_ms DESC, id DESC LIMIT ?`).all(...paged, r.limit);
+    const rows = this.q(`SELECT id, context_id, state, status_ts_ms, version, CAST(body AS TEXT) AS body, lease_owner, lease_until_ms FROM tasks WHERE ${filter}${cursor} ORDER BY status_ts_ms DESC, id DESC LIMIT ?`).all(...paged, r.limit);
     return { rows, total };
   }
 
   /** Claims due deliveries: each gets a lease, so no other claimer takes it meanwhile. */
   private claim(nowMs: number, leaseUntilMs: number, limit: number): unknown {
     const due = this.q(
-      `SELECT o.id, o.tenant, o.task_id, o.config_id, o.seq, o.attempts, p.body AS config, e.body AS event
+      `SELECT o.id, o.tenant, o.task_id, o.config_id, o.seq, o.attempts, CAST(p.body AS TEXT) AS config, CAST(e.body AS TEXT) AS event
        FROM outbox o
        LEFT JOIN push_configs p ON p.tenant = o.tenant AND p.task_id = o.task_id AND p.id = o.config_id
        LEFT JOIN events e ON e.tenant = o.tenant AND e.task_id = o.task_id AND e.seq = o.seq
