@@ -146,6 +146,7 @@ impl<T: serde::Serialize> Body<T> {
     }
 
     /// Whether the body has its bytes (made from them, or encoded since).
+    #[cfg(feature = "sqlite")]
     pub(crate) fn is_encoded(&self) -> bool {
         !matches!(self.0, Repr::Decoded(_))
     }
