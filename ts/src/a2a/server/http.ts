@@ -73,6 +73,8 @@ export interface ServerOptions extends HttpOptions {
 export type A2aListener = (req: IncomingMessage, res: ServerResponse, next?: () => void) => void;
 
 const JSON_TYPE = "application/json";
+/** HTTP+JSON success answers (A2A 1.0.1 says SHOULD, as the Rust server does); JSON-RPC and errors stay `application/json`. */
+const A2A_JSON_TYPE = "application/a2a+json";
 
 /** Reads a request body within the size limit and timeout. */
 function readBody(req: IncomingMessage, max: number, timeoutMs: number): Promise<Buffer> {
@@ -314,7 +316,7 @@ export function a2aListener(core: A2aCore, options: HttpOptions = {}): A2aListen
     } catch (e) {
       return refuse(e as A2aError);
     }
-    if (result.kind === "value") return answer(res, 200, encodeResult(operation, result.value as never));
+    if (result.kind === "value") return answer(res, 200, encodeResult(operation, result.value as never), { "content-type": A2A_JSON_TYPE });
     const render = (item: StreamOut): Frame | null => {
       switch (item.kind) {
         case "event":
