@@ -6,8 +6,10 @@
  * `synchronous = FULL`).
  *
  * Values are kept as ProtoJSON text: written with the generated encoders here, read back
- * through the generated validators. The driver is `node:sqlite` (Node 22.5+) or the
- * optional peer dependency `better-sqlite3@12`.
+ * through the generated validators. The schema is the one the Rust and Python SQLite
+ * stores run (`rules/store/sqlite/`, generated into `generated/a2a/store-schema.ts`), so a
+ * file written by a server in any of the three languages opens here. The driver is
+ * `node:sqlite` (Node 22.5+) or the optional peer dependency `better-sqlite3@12`.
  *
  *     const store = await SqliteStore.open("agentproto.db");
  */
