@@ -182,7 +182,7 @@ class SqliteStore:
         """Opens (or creates) the file at `path` and brings its schema up to date.
 
         Raises:
-            StoreError: the file cannot be opened, or holds a newer schema.
+            StoreError: the file cannot be opened, holds a newer schema, or is in a pre-release layout.
         """
         if readers < 1:
             raise ValueError("readers must be at least 1")
