@@ -132,7 +132,8 @@ function answer(res: ServerResponse, status: number, body: string, headers: Reco
 /** The first coding a `Transfer-Encoding` or `Content-Encoding` field lists (codings compared
  * without case or parameters) that is not `allowed`, else null. */
 function foreignCoding(value: string | undefined, allowed: string): string | null {
-  for (const coding of (value ?? "").split(",")) {
+  if (value === undefined || value === allowed) return null;
+  for (const coding of value.split(",")) {
     const token = (coding.split(";")[0] ?? "").trim();
     if (token !== "" && token.toLowerCase() !== allowed) return token;
   }

@@ -25,32 +25,49 @@ const PAGE = 256;
  * the first event `stop` says ends the stream, or when `signal` aborts. */
 export async function* follow(tasks: Tasks, key: TaskKey, after: number, signal: AbortSignal, stop?: (event: StreamResponse) => boolean): AsyncGenerator<StreamOut> {
   let cursor = after;
-  while (!signal.aborted) {
-    // Registered before the read: a commit between the read and the wait still wakes it.
-    const wait = tasks.hub.changed(key, signal);
-    try {
-      let page;
+  // The signal is watched once for the whole stream (from its first wait), not by each
+  // wait: an abort listener added and removed per wait costs more than the rest of it.
+  let waiting: (() => void) | null = null;
+  let watching = false;
+  const onAbort = (): void => waiting?.();
+  try {
+    while (!signal.aborted) {
+      // Registered before the read: a commit between the read and the wait still wakes it.
+      const wait = tasks.hub.changed(key);
       try {
-        page = await tasks.store.readEvents(key, cursor, PAGE);
-      } catch (e) {
-        yield { kind: "error", error: storeFailure(e) };
-        return;
-      }
-      if (page.firstHeld > cursor + 1 && page.lastWritten > cursor) {
-        yield { kind: "gap", after: cursor, resumedAt: page.firstHeld };
-        cursor = page.firstHeld - 1;
-      }
-      if (page.events.length > 0) {
-        for (const ev of page.events) {
-          yield { kind: "event", seq: ev.seq, event: ev.event };
-          cursor = ev.seq;
-          if (ev.last || (stop !== undefined && stop(ev.event))) return;
+        let page;
+        try {
+          page = await tasks.store.readEvents(key, cursor, PAGE);
+        } catch (e) {
+          yield { kind: "error", error: storeFailure(e) };
+          return;
         }
-        continue;
+        if (page.firstHeld > cursor + 1 && page.lastWritten > cursor) {
+          yield { kind: "gap", after: cursor, resumedAt: page.firstHeld };
+          cursor = page.firstHeld - 1;
+        }
+        if (page.events.length > 0) {
+          for (const ev of page.events) {
+            yield { kind: "event", seq: ev.seq, event: ev.event };
+            cursor = ev.seq;
+            if (ev.last || (stop !== undefined && stop(ev.event))) return;
+          }
+          continue;
+        }
+        if (!watching) {
+          watching = true;
+          signal.addEventListener("abort", onAbort, { once: true });
+        }
+        // An abort during the read found no wait to wake.
+        if (signal.aborted) return;
+        waiting = wait.wake;
+        await wait.promise;
+        waiting = null;
+      } finally {
+        wait.cancel();
       }
-      await wait.promise;
-    } finally {
-      wait.cancel();
     }
+  } finally {
+    if (watching) signal.removeEventListener("abort", onAbort);
   }
 }

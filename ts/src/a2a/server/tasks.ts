@@ -102,8 +102,9 @@ const MAX_RETRIES = 16;
 export class EventHub {
   private readonly waiting = new Map<string, Set<() => void>>();
 
-  /** Resolves at the next commit to `key`, or when `signal` aborts. */
-  changed(key: TaskKey, signal: AbortSignal | undefined): { readonly promise: Promise<void>; cancel(): void } {
+  /** Resolves at the next commit to `key`, when `signal` aborts, or when `wake` is called
+   * (a reader that watches its own signal once for many waits passes none). */
+  changed(key: TaskKey, signal?: AbortSignal): { readonly promise: Promise<void>; wake(): void; cancel(): void } {
     const k = keyText(key);
     let wake!: () => void;
     const promise = new Promise<void>((resolve) => (wake = resolve));
@@ -121,7 +122,7 @@ export class EventHub {
     };
     set.add(waiter);
     signal?.addEventListener("abort", waiter, { once: true });
-    return { promise, cancel };
+    return { promise, wake: waiter, cancel };
   }
 
   notify(key: TaskKey): void {
