@@ -57,6 +57,17 @@ const ENDED = Object.freeze({ name: "StreamEnded", message: "the SSE stream ende
  * client resumes from the log. */
 const LAGGED = frame(null, "lagged", "{}");
 
+/** A frame's bytes in one buffer (the shared encoding copied in). */
+function frameBytes(out: Frame): Buffer {
+  if (typeof out === "string") return Buffer.from(out);
+  let size = 0;
+  for (const p of out) size += typeof p === "string" ? Buffer.byteLength(p) : p.length;
+  const bytes = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const p of out) at += typeof p === "string" ? bytes.write(p, at) : p.copy(bytes, at);
+  return bytes;
+}
+
 /** Resolves when `res` may be written again, or has closed. */
 function drained(res: ServerResponse): Promise<void> {
   return new Promise<void>((resolve) => {
@@ -131,11 +142,10 @@ export async function writeSse(
       idle = false;
       if (out !== null) {
         // Bytes, not strings: what is charged is what node keeps (a string would be
-        // copied again by the socket when it cannot write it at once). A shared piece is
-        // charged to every stream that sends it, as if each had its own copy.
-        const pieces = typeof out === "string" ? [Buffer.from(out)] : out.map((p) => (typeof p === "string" ? Buffer.from(p) : p));
-        let size = 0;
-        for (const p of pieces) size += p.length;
+        // copied again by the socket when it cannot write it at once). One buffer and one
+        // write per frame: each write of a chunked answer costs node a chunk of its own.
+        const bytes = frameBytes(out);
+        const size = bytes.length;
         settle();
         if (budget !== null && !budget.charge(holder, size)) {
           // It holds the most (or the frame is larger than the whole budget).
@@ -149,9 +159,7 @@ export async function writeSse(
           res.cork();
           process.nextTick(uncork);
         }
-        let room = true;
-        for (const p of pieces) room = res.write(p) && room;
-        if (!room) await drained(res);
+        if (!res.write(bytes)) await drained(res);
         settle();
         if (res.destroyed) break; // cut off, or the client went: no next event
       }
