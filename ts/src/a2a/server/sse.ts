@@ -13,7 +13,7 @@ import type { ServerResponse } from "node:http";
 import type { BudgetHolder, StreamBudget } from "./budget.js";
 import type { StreamOut } from "./stream.js";
 
-/** An SSE frame as written: one text, or pieces sent one after the other. */
+/** An SSE frame as written: one text, or pieces joined into one write. */
 export type Frame = string | readonly (string | Buffer)[];
 
 /** One SSE event: optional `id:` and `event:` lines, one `data:` line, a blank line. */
