@@ -213,6 +213,19 @@ function pad(n: number, width: number): string {
  * when `text` is no RFC 3339 date-time (a day the month lacks, no zone, more than nine
  * fractional digits, outside years 1..9999). */
 export function timestampText(text: string): string | null {
+  // One value remembered: a task's timestamp is read and written several times in a row
+  // (its status, the status event, the answer), and the result depends on the text only.
+  if (text === lastIn) return lastOut;
+  const out = canonicalTimestamp(text);
+  lastIn = text;
+  lastOut = out;
+  return out;
+}
+
+let lastIn: string | null = null;
+let lastOut: string | null = null;
+
+function canonicalTimestamp(text: string): string | null {
   const m = RFC3339.exec(text);
   if (m === null) return null;
   const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
