@@ -21,10 +21,18 @@ export type Change =
   /** A message joins the history, no event (a client's follow-up). */
   | { readonly kind: "history"; readonly message: Message };
 
-/** The current time as a canonical timestamp. */
+/** The current time as a canonical timestamp (the text made once per millisecond). */
 export function now(): string {
-  return new Date().toISOString();
+  const ms = Date.now();
+  if (ms !== nowMs) {
+    nowMs = ms;
+    nowText = new Date(ms).toISOString();
+  }
+  return nowText;
 }
+
+let nowMs = Number.NaN;
+let nowText = "";
 
 /** `change` applied to `task` (a new task value; `task` is not touched) and its event. */
 export function applyChange(task: Task, change: Change): [Task, StreamResponse | null] {
