@@ -218,8 +218,17 @@ export function endsTurn(state: TaskState): boolean {
 /** A task's status timestamp in ms (0 without one). */
 export function statusMs(task: Task): number {
   const ts = task.status.timestamp;
-  return ts === undefined ? 0 : Date.parse(ts);
+  if (ts === undefined) return 0;
+  // One value remembered: the commits of one turn mostly carry the same status time.
+  if (ts !== lastTs) {
+    lastTs = ts;
+    lastMs = Date.parse(ts);
+  }
+  return lastMs;
 }
+
+let lastTs: string | null = null;
+let lastMs = 0;
 
 /** The map key of a task key. */
 export function keyText(key: TaskKey): string {
