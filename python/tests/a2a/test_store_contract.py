@@ -288,3 +288,25 @@ def test_the_memory_store_evicts_terminal_tasks_first_and_refuses_when_all_are_l
         assert [e.seq for e in page.events] == [3, 4] and page.first_held == 3
 
     asyncio.run(main())
+
+
+def test_the_memory_store_evicts_the_oldest_terminal_status_whenever_it_became_terminal() -> None:
+    async def main() -> None:
+        store = MemoryStore(max_tasks=3, max_events=2)
+        await create(store, TaskKey("", "a"), task("a", TaskState.COMPLETED, "2026-01-01T00:00:03.000Z"))
+        await create(store, TaskKey("", "b"), task("b"))  # terminal later, with the oldest time
+        await store.commit(Commit(TaskKey("", "b"), task("b", TaskState.FAILED, "2026-01-01T00:00:01.000Z"), 1, []))
+        await create(store, TaskKey("", "c"), task("c", TaskState.CANCELED, "2026-01-01T00:00:02.000Z"))
+        # "c" is committed again, terminal with a newer time: its first place is stale
+        await store.commit(Commit(TaskKey("", "c"), task("c", TaskState.CANCELED, "2026-01-01T00:00:09.000Z"), 1, []))
+        await create(store, TaskKey("", "d"), task("d"))
+        assert await store.get_task(TaskKey("", "b")) is None
+        await create(store, TaskKey("", "e"), task("e"))
+        assert await store.get_task(TaskKey("", "a")) is None
+        assert await store.get_task(TaskKey("", "c")) is not None
+        with pytest.raises(StoreFull):  # "c" is the last terminal one, then all are live
+            await create(store, TaskKey("", "f"), task("f"))
+            await create(store, TaskKey("", "g"), task("g"))
+        assert await store.get_task(TaskKey("", "c")) is None
+
+    asyncio.run(main())

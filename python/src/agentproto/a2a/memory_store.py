@@ -64,6 +64,10 @@ class MemoryStore:
         self.max_deliveries = max_deliveries
         self.dropped_deliveries = 0
         self._tasks: dict[TaskKey, _Entry] = {}
+        self._terminal: list[tuple[int, TaskKey]] = []
+        """A heap of `(status_ms, key)` pushed by each commit that leaves its task terminal:
+        eviction pops the oldest, skipping stale ones (task gone, or committed again since),
+        instead of scanning every task."""
         self._outbox: dict[int, _Pending] = {}
         self._next_delivery = 1
 
@@ -98,6 +102,8 @@ class MemoryStore:
             self._tasks[commit.key] = entry
         else:
             entry.record = record
+        if record.terminal:
+            heapq.heappush(self._terminal, (status_ms(record.task), commit.key))
         entry.events.extend(records)
         while len(entry.events) > self.max_events:
             entry.events.popleft()
@@ -114,12 +120,16 @@ class MemoryStore:
             self.dropped_deliveries += 1
 
     def _evict_one(self) -> None:
-        terminal = [(status_ms(e.record.task), k) for k, e in self._tasks.items() if e.record.terminal]
-        if not terminal:
-            raise StoreFull(f"the memory store holds {self.max_tasks} live tasks; none can be evicted")
-        _, oldest = min(terminal)
-        del self._tasks[oldest]
-        self._outbox = {i: p for i, p in self._outbox.items() if p.delivery.key != oldest}
+        while self._terminal:
+            ms, oldest = heapq.heappop(self._terminal)
+            entry = self._tasks.get(oldest)
+            if entry is None or not entry.record.terminal or status_ms(entry.record.task) != ms:
+                continue  # stale: evicted already, or a later commit pushed its own entry
+            del self._tasks[oldest]
+            if self._outbox:
+                self._outbox = {i: p for i, p in self._outbox.items() if p.delivery.key != oldest}
+            return
+        raise StoreFull(f"the memory store holds {self.max_tasks} live tasks; none can be evicted")
 
     async def get_task(self, key: TaskKey) -> TaskRecord | None:
         entry = self._tasks.get(key)
@@ -236,4 +246,5 @@ class MemoryStore:
 
     async def close(self) -> None:
         self._tasks.clear()
+        self._terminal.clear()
         self._outbox.clear()
