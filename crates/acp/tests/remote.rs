@@ -4,7 +4,6 @@
 //! message answered with the connection kept, a bearer-token layer, and a WebSocket
 //! peer that never reads.
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agentproto_acp::remote::{
@@ -14,68 +13,8 @@ use agentproto_acp::v1::*;
 use futures::{SinkExt, StreamExt};
 use tokio_util::sync::CancellationToken;
 
-const WAIT: Duration = Duration::from_secs(10);
-
-async fn within<F: std::future::Future>(future: F) -> F::Output {
-    tokio::time::timeout(WAIT, future).await.expect("timed out")
-}
-
-/// Streams each word of the prompt as an update, then answers; "flood" sends 4,000
-/// updates of 8 KiB first, "wait" waits to be cancelled.
-#[derive(Default)]
-struct Words;
-
-impl Agent for Words {
-    async fn initialize(&self, _: AgentContext, _: InitializeRequest) -> Result<InitializeResponse, ErrorObject> {
-        Ok(InitializeResponse::new(PROTOCOL_VERSION))
-    }
-
-    async fn new_session(&self, _: AgentContext, _: NewSessionRequest) -> Result<NewSessionResponse, ErrorObject> {
-        Ok(NewSessionResponse::new("s1"))
-    }
-
-    async fn prompt(&self, cx: AgentContext, request: PromptRequest) -> Result<PromptResponse, ErrorObject> {
-        let text = request.text();
-        if text == "wait" {
-            // Until cancelled: the connection ends the turn and drops this handler.
-            cx.peer().update(&request.session_id, SessionUpdate::agent_message_text("waiting")).await?;
-            tokio::time::sleep(Duration::from_secs(60)).await;
-        }
-        if text == "flood" {
-            let big = "x".repeat(8192);
-            for _ in 0..4000 {
-                cx.peer().update(&request.session_id, SessionUpdate::agent_message_text(&big)).await?;
-            }
-        }
-        for word in text.split_inclusive(' ') {
-            cx.peer().update(&request.session_id, SessionUpdate::agent_message_text(word)).await?;
-        }
-        Ok(PromptResponse::new(StopReason::EndTurn))
-    }
-}
-
-#[derive(Default, Clone)]
-struct Collect {
-    text: Arc<Mutex<String>>,
-}
-
-impl Client for Collect {
-    async fn request_permission(
-        &self,
-        _: ClientContext,
-        _: RequestPermissionRequest,
-    ) -> Result<RequestPermissionResponse, ErrorObject> {
-        Ok(RequestPermissionResponse::new(RequestPermissionOutcome::Cancelled))
-    }
-
-    async fn session_update(&self, _: ClientContext, notification: SessionNotification) {
-        if let SessionUpdate::AgentMessageChunk(ContentChunk { content: ContentBlock::Text(text), .. }) =
-            notification.update
-        {
-            self.text.lock().unwrap().push_str(&text.text);
-        }
-    }
-}
+mod remote_peers;
+use remote_peers::{within, Collect, Words};
 
 struct Running {
     server: RemoteServer,

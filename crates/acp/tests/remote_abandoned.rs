@@ -8,11 +8,13 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use agentproto_acp::remote::{connect, RemoteOptions, RemoteServer, ServerLimits, CONNECTION_ID_HEADER};
 use agentproto_acp::v1::*;
+
+mod remote_peers;
+use remote_peers::{within, Collect, Words};
 
 const CHILD: &str = "AGENTPROTO_ABANDONED_SERVER";
 const CONNECTIONS: usize = 10_000;
@@ -22,57 +24,8 @@ const IDLE_TIMEOUT: Duration = Duration::from_millis(500);
 /// first connection (measured ~50 MB on the reference machine, debug build, with ~1,000
 /// live at a time; the bound leaves room).
 const GROWTH_BOUND_MB: f64 = 100.0;
-const WAIT: Duration = Duration::from_secs(30);
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#;
 const NEW_SESSION: &str = r#"{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/","mcpServers":[]}}"#;
-
-async fn within<F: std::future::Future>(future: F) -> F::Output {
-    tokio::time::timeout(WAIT, future).await.expect("timed out")
-}
-
-/// Streams each word of the prompt as an update, then answers.
-#[derive(Default)]
-struct Words;
-
-impl Agent for Words {
-    async fn initialize(&self, _: AgentContext, _: InitializeRequest) -> Result<InitializeResponse, ErrorObject> {
-        Ok(InitializeResponse::new(PROTOCOL_VERSION))
-    }
-
-    async fn new_session(&self, _: AgentContext, _: NewSessionRequest) -> Result<NewSessionResponse, ErrorObject> {
-        Ok(NewSessionResponse::new("s1"))
-    }
-
-    async fn prompt(&self, cx: AgentContext, request: PromptRequest) -> Result<PromptResponse, ErrorObject> {
-        for word in request.text().split_inclusive(' ') {
-            cx.peer().update(&request.session_id, SessionUpdate::agent_message_text(word)).await?;
-        }
-        Ok(PromptResponse::new(StopReason::EndTurn))
-    }
-}
-
-#[derive(Default, Clone)]
-struct Collect {
-    text: Arc<Mutex<String>>,
-}
-
-impl Client for Collect {
-    async fn request_permission(
-        &self,
-        _: ClientContext,
-        _: RequestPermissionRequest,
-    ) -> Result<RequestPermissionResponse, ErrorObject> {
-        Ok(RequestPermissionResponse::new(RequestPermissionOutcome::Cancelled))
-    }
-
-    async fn session_update(&self, _: ClientContext, notification: SessionNotification) {
-        if let SessionUpdate::AgentMessageChunk(ContentChunk { content: ContentBlock::Text(text), .. }) =
-            notification.update
-        {
-            self.text.lock().unwrap().push_str(&text.text);
-        }
-    }
-}
 
 /// The server side, when run as the child of the test below (otherwise it does nothing):
 /// serves `Words` on 127.0.0.1, prints `port N`, answers each `count` line on its stdin

@@ -11,19 +11,16 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use agentproto_acp::remote::{connect, RemoteOptions, RemoteServer, ServerLimits};
 use agentproto_acp::v1::*;
 use tokio_util::sync::CancellationToken;
 
-const WAIT: Duration = Duration::from_secs(30);
-const PROMPTS: [&str; 2] = ["alpha beta gamma delta", "epsilon zeta"];
+mod remote_peers;
+use remote_peers::{within, Collect, Words, WAIT};
 
-async fn within<F: std::future::Future>(future: F) -> F::Output {
-    tokio::time::timeout(WAIT, future).await.expect("timed out")
-}
+const PROMPTS: [&str; 2] = ["alpha beta gamma delta", "epsilon zeta"];
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
@@ -60,52 +57,6 @@ fn official(name: &str) -> PathBuf {
         assert!(status.success(), "building the official Rust remote peers failed ({})", manifest.display());
     });
     target.join("debug").join(name)
-}
-
-/// Streams each word of the prompt (with the space after it) as an update, then answers.
-#[derive(Default)]
-struct Words;
-
-impl Agent for Words {
-    async fn initialize(&self, _: AgentContext, _: InitializeRequest) -> Result<InitializeResponse, ErrorObject> {
-        Ok(InitializeResponse::new(PROTOCOL_VERSION))
-    }
-
-    async fn new_session(&self, _: AgentContext, _: NewSessionRequest) -> Result<NewSessionResponse, ErrorObject> {
-        Ok(NewSessionResponse::new("s1"))
-    }
-
-    async fn prompt(&self, cx: AgentContext, request: PromptRequest) -> Result<PromptResponse, ErrorObject> {
-        for word in request.text().split_inclusive(' ') {
-            cx.peer().update(&request.session_id, SessionUpdate::agent_message_text(word)).await?;
-        }
-        Ok(PromptResponse::new(StopReason::EndTurn))
-    }
-}
-
-#[derive(Default, Clone)]
-struct Collect {
-    text: Arc<Mutex<String>>,
-    chunks: Arc<Mutex<usize>>,
-}
-
-impl Client for Collect {
-    async fn request_permission(
-        &self,
-        _: ClientContext,
-        _: RequestPermissionRequest,
-    ) -> Result<RequestPermissionResponse, ErrorObject> {
-        Ok(RequestPermissionResponse::new(RequestPermissionOutcome::Cancelled))
-    }
-
-    async fn session_update(&self, _: ClientContext, notification: SessionNotification) {
-        if let SessionUpdate::AgentMessageChunk(ContentChunk { content: ContentBlock::Text(text), .. }) =
-            notification.update
-        {
-            self.text.lock().unwrap().push_str(&text.text);
-            *self.chunks.lock().unwrap() += 1;
-        }
-    }
 }
 
 /// The official server, killed when dropped.
