@@ -48,14 +48,8 @@ enum Answerer {
     Echo,
 }
 
-fn kib(status: &str, field: &str) -> usize {
-    let line = status.lines().find(|l| l.starts_with(field)).unwrap_or_else(|| panic!("no {field} in {status}"));
-    line[field.len()..].trim().trim_end_matches("kB").trim().parse().unwrap()
-}
-
 fn memory_of(pid: u32) -> (usize, usize) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    (kib(&status, "VmRSS:") * 1024, kib(&status, "VmHWM:") * 1024)
+    (proc_bytes(pid, "VmRSS:"), proc_bytes(pid, "VmHWM:"))
 }
 
 /// A SendMessage whose JSON-RPC body is just under the maximum size, for `agent`.

@@ -36,12 +36,6 @@ const BUDGET_MIB: usize = 8;
 /// frame is charged (at most one per worker thread), and allocator slack.
 const ALLOWANCE: usize = 4 * BODY;
 
-fn kib(pid: u32, field: &str) -> usize {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with(field)).unwrap_or_else(|| panic!("no {field} in {status}"));
-    line[field.len()..].trim().trim_end_matches("kB").trim().parse::<usize>().unwrap() * 1024
-}
-
 /// `agentproto serve` in memory with a gRPC listener and the budget: the child, its
 /// HTTP address and its gRPC address.
 async fn spawn_grpc() -> (Child, String, String) {
@@ -187,7 +181,7 @@ async fn large_events_to(tasks: usize, streams: usize) -> (usize, Outcomes) {
         }
         ids.push(task);
     }
-    let before = kib(pid, "VmRSS:");
+    let before = proc_bytes(pid, "VmRSS:");
     let text = "x".repeat(BODY - 512);
     for (t, task) in ids.iter().enumerate() {
         let follow = json!({"message": {"messageId": format!("follow-{t}"), "taskId": task, "role": "ROLE_USER", "parts": [{"text": text}]}});
@@ -203,7 +197,7 @@ async fn large_events_to(tasks: usize, streams: usize) -> (usize, Outcomes) {
     for sub in held {
         drain(sub, &mut outcomes).await;
     }
-    let growth = kib(pid, "VmHWM:").saturating_sub(before);
+    let growth = proc_bytes(pid, "VmHWM:").saturating_sub(before);
     drop(child);
     (growth, outcomes)
 }

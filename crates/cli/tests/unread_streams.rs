@@ -32,12 +32,6 @@ const BUDGET_MIB: usize = 8;
 /// frame is charged (at most one per worker thread), and allocator slack.
 const ALLOWANCE: usize = 4 * BODY;
 
-fn kib(pid: u32, field: &str) -> usize {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with(field)).unwrap_or_else(|| panic!("no {field} in {status}"));
-    line[field.len()..].trim().trim_end_matches("kB").trim().parse::<usize>().unwrap() * 1024
-}
-
 fn rpc(method: &str, params: Value) -> Vec<u8> {
     serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})).unwrap()
 }
@@ -129,7 +123,7 @@ async fn large_events_to(tasks: usize, streams: usize) -> (usize, Outcomes) {
         }
         ids.push(task);
     }
-    let before = kib(pid, "VmRSS:");
+    let before = proc_bytes(pid, "VmRSS:");
     let text = "x".repeat(BODY - 512);
     for (t, task) in ids.iter().enumerate() {
         let follow = json!({"message": {"messageId": format!("follow-{t}"), "taskId": task, "role": "ROLE_USER", "parts": [{"text": text}]}});
@@ -143,7 +137,7 @@ async fn large_events_to(tasks: usize, streams: usize) -> (usize, Outcomes) {
     for conn in held {
         drain(conn, &mut outcomes).await;
     }
-    (kib(pid, "VmHWM:").saturating_sub(before), outcomes)
+    (proc_bytes(pid, "VmHWM:").saturating_sub(before), outcomes)
 }
 
 /// A server with a task whose history holds the large message, then `streams` unread
@@ -166,7 +160,7 @@ async fn large_snapshots_to(streams: usize) -> (usize, Outcomes) {
         task = Some(answer["result"]["task"]["id"].as_str().unwrap().to_owned());
     }
     let task = task.unwrap();
-    let before = kib(pid, "VmRSS:");
+    let before = proc_bytes(pid, "VmRSS:");
     let mut held = Vec::new();
     for _ in 0..streams {
         held.push(subscriber(&agent.addr, &task).await);
@@ -179,7 +173,7 @@ async fn large_snapshots_to(streams: usize) -> (usize, Outcomes) {
     for conn in held {
         drain(conn, &mut outcomes).await;
     }
-    (kib(pid, "VmHWM:").saturating_sub(before), outcomes)
+    (proc_bytes(pid, "VmHWM:").saturating_sub(before), outcomes)
 }
 
 /// The peak growth with unread subscribers against the same messages without them.

@@ -19,6 +19,14 @@ pub async fn within<F: std::future::Future>(what: &str, f: F) -> F::Output {
     tokio::time::timeout(WAIT, f).await.unwrap_or_else(|_| panic!("timed out waiting for {what}"))
 }
 
+/// A memory figure of process `pid` in bytes: `field` (`"VmRSS:"`, `"VmHWM:"`, …) of
+/// `/proc/<pid>/status`.
+pub fn proc_bytes(pid: u32, field: &str) -> usize {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with(field)).unwrap_or_else(|| panic!("no {field} in {status}"));
+    line[field.len()..].trim().trim_end_matches("kB").trim().parse::<usize>().unwrap() * 1024
+}
+
 /// A directory removed when dropped.
 pub struct TempDir(pub PathBuf);
 
