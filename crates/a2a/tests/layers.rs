@@ -30,6 +30,9 @@ fn layer(module: &str) -> Option<usize> {
             "server/replicas",
             "server/turn",
             "server/auth",
+            // An answer's JSON around the task's shared texts (what `server/reply` gives
+            // the bindings to send).
+            "server/spliced",
             // What every call goes through, whatever its binding: the authenticator's
             // verdict, the interceptors.
             "server/layers/auth",
