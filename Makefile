@@ -35,7 +35,7 @@ test: pins-check spec-verify version-check codegen-test codegen-check vectors-li
 rust-test: ## All Rust tests: unit, integration, doc, property and vector tests
 	$(CARGO) test --workspace --all-features
 
-python-test: ## The Python SDK's tests (pytest), every vector case included
+python-test: ts-build ## The Python SDK's tests (pytest), every vector case included; the A2A abuse tests run the TypeScript server too (ts/dist)
 	cd python && $(PYTHON) -m pytest -q
 
 python-lint: ## ruff check, ruff format --check and mypy --strict on the Python SDK

@@ -57,15 +57,21 @@ const ENDED = Object.freeze({ name: "StreamEnded", message: "the SSE stream ende
  * client resumes from the log. */
 const LAGGED = frame(null, "lagged", "{}");
 
-/** A frame's bytes in one buffer (the shared encoding copied in). */
-function frameBytes(out: Frame): Buffer {
-  if (typeof out === "string") return Buffer.from(out);
+/** Past this size a frame is written as its pieces, not copied into one buffer. */
+const COPY_LIMIT = 64 * 1024;
+
+/** A frame's bytes: one buffer when it is small (each write of a chunked answer costs
+ * node a chunk of its own), its pieces when it is large, so that an event's shared
+ * encoding stays one copy however many streams send it. */
+function frameBytes(out: Frame): Buffer[] {
+  if (typeof out === "string") return [Buffer.from(out)];
   let size = 0;
   for (const p of out) size += typeof p === "string" ? Buffer.byteLength(p) : p.length;
+  if (size > COPY_LIMIT) return out.map((p) => (typeof p === "string" ? Buffer.from(p) : p));
   const bytes = Buffer.allocUnsafe(size);
   let at = 0;
   for (const p of out) at += typeof p === "string" ? bytes.write(p, at) : p.copy(bytes, at);
-  return bytes;
+  return [bytes];
 }
 
 /** Resolves when `res` may be written again, or has closed. */
@@ -142,10 +148,11 @@ export async function writeSse(
       idle = false;
       if (out !== null) {
         // Bytes, not strings: what is charged is what node keeps (a string would be
-        // copied again by the socket when it cannot write it at once). One buffer and one
-        // write per frame: each write of a chunked answer costs node a chunk of its own.
-        const bytes = frameBytes(out);
-        const size = bytes.length;
+        // copied again by the socket when it cannot write it at once); a small frame in one
+        // buffer, a large one as its pieces (see `frameBytes`).
+        const pieces = frameBytes(out);
+        let size = 0;
+        for (const p of pieces) size += p.length;
         settle();
         if (budget !== null && !budget.charge(holder, size)) {
           // It holds the most (or the frame is larger than the whole budget).
@@ -159,7 +166,9 @@ export async function writeSse(
           res.cork();
           process.nextTick(uncork);
         }
-        if (!res.write(bytes)) await drained(res);
+        let room = true;
+        for (const p of pieces) room = res.write(p) && room;
+        if (!room) await drained(res);
         settle();
         if (res.destroyed) break; // cut off, or the client went: no next event
       }
