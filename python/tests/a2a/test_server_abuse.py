@@ -1,7 +1,7 @@
 """Issue 35's abuse tests, run against the Python and the TypeScript A2A servers as
 processes (`python -m agentproto.examples.a2a_server`, `node ts/dist/examples/a2a-server.js`),
-as `crates/cli/tests/` runs them against `agentproto serve`: silent connections closed after
-the header timeout, bodies over the limit refused before they are read, codings the server does
+as `crates/cli/tests/` runs them against `agentproto serve`: a connection past the cap answered
+503, silent connections closed after the header timeout, bodies over the limit refused before they are read, codings the server does
 not decode refused, one nesting limit that leaves room for every answer, and the peak memory of
 maximum-size messages and of streams whose clients stopped reading, read from `/proc` (the
 streams: both servers are started with `--stream-budget-mib 8`).
@@ -79,18 +79,23 @@ class Server:
         return conn
 
 
-def _command(kind: str) -> list[str]:
+def _command(kind: str, extra: tuple[str, ...] = ()) -> list[str]:
     common = ["--addr", "127.0.0.1:0", "--memory", "--header-timeout", str(HEADER_TIMEOUT)]
-    common += ["--stream-budget-mib", str(STREAM_BUDGET >> 20)]
+    common += ["--stream-budget-mib", str(STREAM_BUDGET >> 20), *extra]
     if kind == "python":
         return [sys.executable, "-m", "agentproto.examples.a2a_server", *common]
     return ["node", str(TS_SERVER), *common]
 
 
-def _start(kind: str) -> Server:
+def _start(kind: str, extra: tuple[str, ...] = ()) -> Server:
     env = os.environ | {"PYTHONPATH": str(ROOT / "python" / "src")}
     proc = subprocess.Popen(
-        _command(kind), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, bufsize=0
+        _command(kind, extra),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        bufsize=0,
     )
     assert proc.stdout is not None
     deadline = time.monotonic() + WAIT
@@ -226,6 +231,42 @@ def test_connections_that_never_send_a_byte_are_closed_after_the_header_timeout(
     assert time.monotonic() - started >= HEADER_TIMEOUT - 0.5
     head, _ = _post(server, "/", _send("hi", "tck-complete-task-after"))
     assert head.startswith("http/1.1 200"), head
+
+
+@pytest.mark.parametrize("kind", SERVERS)
+def test_a_connection_past_the_cap_is_answered_503_and_the_others_are_served(kind: str) -> None:
+    server = _start(kind, ("--max-connections", "2"))
+    held: list[socket.socket] = []
+    try:
+        card = b"GET /.well-known/agent-card.json HTTP/1.1\r\nHost: x\r\n\r\n"
+        for _ in range(2):
+            conn = server.connect()
+            held.append(conn)
+            conn.sendall(card)
+            assert _response(conn)[0].startswith("http/1.1 200"), "a connection within the cap is served"
+        extra = server.connect()
+        held.append(extra)
+        extra.sendall(card)
+        head, _ = _response(extra)
+        assert head.startswith("http/1.1 503"), head
+        assert _closed_within(extra, WAIT), "the refused connection is closed"
+        held[0].sendall(card)
+        assert _response(held[0])[0].startswith("http/1.1 200"), "the held connections are still served"
+        held.pop(0).close()
+        # A slot is free again once a held connection closes (the server sees the close first).
+        deadline = time.monotonic() + WAIT
+        while True:
+            again = server.connect()
+            held.append(again)
+            again.sendall(card)
+            head, _ = _response(again)
+            if head.startswith("http/1.1 200") or time.monotonic() > deadline:
+                break
+        assert head.startswith("http/1.1 200"), head
+    finally:
+        for conn in held:
+            conn.close()
+        _stop(server.proc)
 
 
 @pytest.mark.parametrize("path", ["/", "/a2a/rest/message:send"])

@@ -17,7 +17,7 @@
 
 import { A2aCore, A2aHttpServer, DemoAgent, demoCard, MemoryStore, SqliteStore, type TaskStore } from "../a2a/server/index.js";
 
-const USAGE = "usage: a2a-server.js --addr HOST:PORT [--db FILE | --memory] [--push-allow-private] [--header-timeout SECONDS] [--stream-budget-mib MIB]";
+const USAGE = "usage: a2a-server.js --addr HOST:PORT [--db FILE | --memory] [--push-allow-private] [--header-timeout SECONDS] [--stream-budget-mib MIB] [--max-connections N]";
 
 /** Runs the server until a signal; returns the exit code. */
 export async function main(args: readonly string[]): Promise<number> {
@@ -27,6 +27,7 @@ export async function main(args: readonly string[]): Promise<number> {
   let pushAllowPrivate = false;
   let headerTimeout: number | undefined;
   let streamBudgetMib: number | undefined;
+  let maxConnections: number | undefined;
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
     if (a === "--addr" && args[i + 1] !== undefined) addr = args[++i] as string;
@@ -44,6 +45,13 @@ export async function main(args: readonly string[]): Promise<number> {
       streamBudgetMib = Number(args[++i]);
       if (!Number.isInteger(streamBudgetMib) || streamBudgetMib <= 0) {
         process.stderr.write(`a2a-server: --stream-budget-mib wants a positive whole number of MiB\n${USAGE}\n`);
+        return 2;
+      }
+    }
+    else if (a === "--max-connections" && args[i + 1] !== undefined) {
+      maxConnections = Number(args[++i]);
+      if (!Number.isInteger(maxConnections) || maxConnections <= 0) {
+        process.stderr.write(`a2a-server: --max-connections wants a positive whole number\n${USAGE}\n`);
         return 2;
       }
     }
@@ -78,6 +86,7 @@ export async function main(args: readonly string[]): Promise<number> {
   const limits = {
     ...(headerTimeout === undefined ? {} : { headerTimeoutMs: headerTimeout * 1000 }),
     ...(streamBudgetMib === undefined ? {} : { streamBudgetBytes: streamBudgetMib * 2 ** 20 }),
+    ...(maxConnections === undefined ? {} : { maxConnections }),
   };
   const server = new A2aHttpServer((url) => new A2aCore(new DemoAgent(), { card: demoCard(url), store, push }), limits);
   try {

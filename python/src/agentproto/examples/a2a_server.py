@@ -17,7 +17,10 @@ a server that died stays WORKING before another fails it; `--retain-terminal SEC
 (default a day; `forever`) how long a finished task is kept. `--grpc-listen HOST:PORT` serves the gRPC binding there too (the
 card names it; needs the `agentproto[grpc]` extra). Push configs may name public addresses only, unless
 `--push-allow-private` (loopback and private networks too: tests, local receivers). A connection whose
-request head has not arrived within `--header-timeout` seconds (15) is closed. `--stream-budget-mib MIB` (64)
+request head has not arrived within `--header-timeout` seconds (15) is closed; one kept alive without a request,
+after `--idle-timeout` (60). `--max-connections N` (1024; lowered to what the open-files limit leaves, raised
+to its hard limit at start, as `agentproto serve` does) caps the connections served: a request past them is
+answered 503. `--stream-budget-mib MIB` (64)
 bounds the stream frames held for subscribers, all together (`agentproto.a2a.server.stream_budget`).
 Ctrl-C or SIGTERM stops it.
 """
@@ -54,6 +57,36 @@ def _mib(text: str) -> int:
     return int(text)
 
 
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) == 0:
+        raise argparse.ArgumentTypeError("a positive whole number")
+    return int(text)
+
+
+SPARE_DESCRIPTORS = 64
+"""Descriptors kept back from the connection cap: the store, the listener, logs."""
+
+
+def _connection_cap(wanted: int) -> int:
+    """`wanted`, or fewer when the open-files limit cannot hold that many connections:
+    the soft limit is raised to the hard one first (as `agentproto serve` does), so that
+    a flood of connections is answered 503 instead of failing to accept."""
+    try:
+        import resource
+    except ImportError:  # not on this platform: nothing to raise or read
+        return wanted
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and soft < hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+            soft = hard
+        except (ValueError, OSError):
+            pass
+    if soft == resource.RLIM_INFINITY:
+        return wanted
+    return max(1, min(wanted, soft - SPARE_DESCRIPTORS))
+
+
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m agentproto.examples.a2a_server", description=__doc__.split("\n")[0]
@@ -86,6 +119,15 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--delay", type=float, default=2.0, help="seconds the delayed TCK scenarios wait")
     parser.add_argument(
         "--header-timeout", type=float, default=15.0, help="seconds a connection may take to send a request head"
+    )
+    parser.add_argument(
+        "--max-connections",
+        type=_positive,
+        default=1024,
+        help="connections served at once; a request past them is answered 503 (as agentproto serve)",
+    )
+    parser.add_argument(
+        "--idle-timeout", type=float, default=60.0, help="seconds a kept-alive connection may wait for its next request"
     )
     parser.add_argument(
         "--stream-budget-mib",
@@ -141,6 +183,9 @@ async def serve(args: argparse.Namespace) -> None:
         lifespan="on",
         access_log=False,
         timeout_graceful_shutdown=3,
+        # uvicorn counts the connection asking among those open: N are served with N + 1.
+        limit_concurrency=_connection_cap(args.max_connections) + 1,
+        timeout_keep_alive=args.idle_timeout,
     )
     server = uvicorn.Server(config)
     started = asyncio.create_task(server.serve(sockets=[listener]))
