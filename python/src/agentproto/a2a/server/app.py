@@ -15,7 +15,6 @@ import asyncio
 import contextvars
 import email.utils
 import hashlib
-import inspect
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
@@ -27,7 +26,7 @@ from agentproto.a2a.executor import AgentExecutor, Principal
 from agentproto.a2a.generated.v1 import OPERATIONS, AgentCard, Operation
 from agentproto.a2a.memory_store import MemoryStore
 from agentproto.a2a.server import codings
-from agentproto.a2a.server.core import CallContext, ServerOptions, StreamEvent, call_context
+from agentproto.a2a.server.core import CallContext, ServerOptions, StreamEvent, authenticate, call_context
 from agentproto.a2a.server.stream_budget import DRAIN_ABOVE, Holder, StreamBudget
 from agentproto.a2a.server.turns import Core
 from agentproto.a2a.server.v03_binding import answer_v03
@@ -133,7 +132,7 @@ class A2aApp:
             await _answer(send, 404, b'{"error":{"code":404,"status":"NOT_FOUND","message":"not found"}}', [_JSON])
             return
         try:
-            principal = await self._authenticate(headers)
+            principal = await authenticate(self.options, headers)
             body = await self._read_body(headers, receive)
         except A2aError as e:
             await self._refuse(send, binding, e)
@@ -172,15 +171,6 @@ class A2aApp:
             return email.utils.parsedate_to_datetime(since).timestamp() >= self._modified
         except (TypeError, ValueError):
             return False
-
-    async def _authenticate(self, headers: dict[str, str]) -> Principal | None:
-        hook = self.options.authenticate
-        if hook is None:
-            return None
-        found = hook(headers)
-        if inspect.isawaitable(found):
-            found = await found
-        return found
 
     async def _read_body(self, headers: dict[str, str], receive: Receive) -> bytes:
         limit = self.options.max_body_bytes

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import inspect
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -115,6 +116,18 @@ class ServerOptions:
     """How this server sends push notifications, when the card offers them (its `guard`
     is replaced by `push_guard`); `None`: this process sends none (another one drains
     the store's outbox)."""
+
+
+async def authenticate(options: ServerOptions, headers: dict[str, str]) -> Principal | None:
+    """The principal `options.authenticate` finds in a call's headers (`None` without a
+    hook), whichever binding the call came on; the hook may be sync or async."""
+    hook = options.authenticate
+    if hook is None:
+        return None
+    found = hook(headers)
+    if inspect.isawaitable(found):
+        found = await found
+    return found
 
 
 def call_context(request: Any, principal: Principal | None, headers: Mapping[str, str]) -> CallContext:

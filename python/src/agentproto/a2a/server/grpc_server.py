@@ -29,7 +29,6 @@ Needs the `grpc` extra (`pip install agentproto[grpc]`).
 from __future__ import annotations
 
 import asyncio
-import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -38,11 +37,10 @@ import grpc.aio
 
 from agentproto.a2a import grpc_wire
 from agentproto.a2a.errors import A2aError, ErrorKind, ErrorTable
-from agentproto.a2a.executor import Principal
 from agentproto.a2a.generated.errors import ROWS
 from agentproto.a2a.generated.v1 import OPERATIONS, Operation
 from agentproto.a2a.generated.v1_proto import METHODS, SERVICE
-from agentproto.a2a.server.core import CallContext, call_context
+from agentproto.a2a.server.core import CallContext, authenticate, call_context
 from agentproto.a2a.server.stream_budget import Holder
 from agentproto.a2a.server.turns import Core
 from agentproto.a2a.tasks import Gap
@@ -77,7 +75,7 @@ class _Service:
             if isinstance(value, bytes):
                 continue  # `-bin` metadata: nothing here reads it
             headers[key.lower()] = f"{headers[key.lower()]}, {value}" if key.lower() in headers else value
-        principal = await self._authenticate(headers)
+        principal = await authenticate(self.options, headers)
         refused = check_version(headers, "", "gRPC", MissingVersion.V1_0)
         if refused is not None:
             raise refused
@@ -86,15 +84,6 @@ class _Service:
         except DecodeError as e:
             raise A2aError.invalid_params(e) from None
         return call_context(request, principal, headers), request
-
-    async def _authenticate(self, headers: dict[str, str]) -> Principal | None:
-        hook = self.options.authenticate
-        if hook is None:
-            return None
-        found = hook(headers)
-        if inspect.isawaitable(found):
-            found = await found
-        return found
 
     def unary(self, name: str) -> Callable[[bytes, grpc.aio.ServicerContext[Any, Any]], Awaitable[bytes]]:
         operation = Operation(name)
