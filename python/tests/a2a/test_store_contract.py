@@ -310,3 +310,16 @@ def test_the_memory_store_evicts_the_oldest_terminal_status_whenever_it_became_t
         assert await store.get_task(TaskKey("", "c")) is None
 
     asyncio.run(main())
+
+
+def test_the_memory_store_keeps_its_terminal_heap_within_twice_its_tasks() -> None:
+    async def main() -> None:
+        store = MemoryStore(max_tasks=10, max_events=2)
+        await create(store, TaskKey("", "a"), task("a", TaskState.COMPLETED, "2026-01-01T00:00:01.000Z"))
+        for version in range(1, 500):  # the same terminal task committed again and again
+            await store.commit(Commit(TaskKey("", "a"), task("a", TaskState.COMPLETED), version, []))
+        assert len(store._terminal) <= 2 * len(store) + 64
+        await create(store, TaskKey("", "b"), task("b"))
+        assert await store.get_task(TaskKey("", "a")) is not None  # room: nothing evicted
+
+    asyncio.run(main())

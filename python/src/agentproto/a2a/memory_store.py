@@ -67,7 +67,7 @@ class MemoryStore:
         self._terminal: list[tuple[int, TaskKey]] = []
         """A heap of `(status_ms, key)` pushed by each commit that leaves its task terminal:
         eviction pops the oldest, skipping stale ones (task gone, or committed again since),
-        instead of scanning every task."""
+        instead of scanning every task; rebuilt when stale ones make it twice the tasks."""
         self._outbox: dict[int, _Pending] = {}
         self._next_delivery = 1
 
@@ -104,6 +104,8 @@ class MemoryStore:
             entry.record = record
         if record.terminal:
             heapq.heappush(self._terminal, (status_ms(record.task), commit.key))
+            if len(self._terminal) > 2 * len(self._tasks) + 64:
+                self._rebuild_terminal()
         entry.events.extend(records)
         while len(entry.events) > self.max_events:
             entry.events.popleft()
@@ -118,6 +120,12 @@ class MemoryStore:
         while len(self._outbox) > self.max_deliveries:
             del self._outbox[next(iter(self._outbox))]
             self.dropped_deliveries += 1
+
+    def _rebuild_terminal(self) -> None:
+        """The heap of terminal tasks again from the tasks held, without its stale entries
+        (terminal tasks committed again, tasks gone): it stays within twice the tasks."""
+        self._terminal = [(status_ms(e.record.task), k) for k, e in self._tasks.items() if e.record.terminal]
+        heapq.heapify(self._terminal)
 
     def _evict_one(self) -> None:
         while self._terminal:
