@@ -145,6 +145,23 @@ impl<T: serde::Serialize> Body<T> {
         Ok(())
     }
 
+    /// Gives this body its bytes when they come to at most `limit`: a value is encoded
+    /// once, and left decoded (the bytes written so far dropped) as soon as it passes the
+    /// limit. Whether the body has its bytes now.
+    #[cfg(feature = "sqlite")]
+    pub(crate) fn encode_within(&mut self, limit: usize) -> Result<bool, StoreError> {
+        let Repr::Decoded(value) = &self.0 else { return Ok(true) };
+        let mut out = Capped { bytes: Vec::new(), limit };
+        match serde_json::to_writer(&mut out, &**value) {
+            Ok(()) => {
+                self.0 = Repr::Both(value.clone(), out.bytes.into());
+                Ok(true)
+            }
+            Err(e) if e.io_error_kind() == Some(std::io::ErrorKind::FileTooLarge) => Ok(false),
+            Err(e) => Err(StoreError::Backend(format!("a stored value does not encode: {e}"))),
+        }
+    }
+
     /// Whether the body has its bytes (made from them, or encoded since).
     #[cfg(feature = "sqlite")]
     pub(crate) fn is_encoded(&self) -> bool {
@@ -191,6 +208,27 @@ impl EventBody {
 }
 
 /// A writer that counts what it is given.
+/// Bytes written up to a limit: past it, a write fails (`FileTooLarge`).
+#[cfg(feature = "sqlite")]
+struct Capped {
+    bytes: Vec<u8>,
+    limit: usize,
+}
+
+#[cfg(feature = "sqlite")]
+impl std::io::Write for Capped {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.bytes.len() + buf.len() > self.limit {
+            return Err(std::io::ErrorKind::FileTooLarge.into());
+        }
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 struct Counter(usize);
 
 impl std::io::Write for Counter {

@@ -377,11 +377,21 @@ impl Pool {
 impl SqliteStore {
     /// A commit, held back first while large commits fill their room (see "Large
     /// commits").
-    fn gated_commit(&self, commit: Commit) -> BoxFuture<'_, Result<Committed, StoreError>> {
-        let task_len = commit.task.body.len();
-        let size = task_len + commit.events.iter().map(|(body, _)| body.len()).sum::<usize>();
-        // A large task is left decoded: the committer writes it straight into its row.
-        let stream_task = task_len >= LARGE_COMMIT;
+    fn gated_commit(&self, mut commit: Commit) -> BoxFuture<'_, Result<Committed, StoreError>> {
+        // Each body is encoded here once, unless it passes LARGE_COMMIT on the way: then
+        // only a large body's length is counted (a pass without keeping the bytes). A large
+        // task is left decoded: the committer writes it straight into its row.
+        let small = crate::text::escaping_once(|| {
+            for (body, _) in &mut commit.events {
+                body.encode_within(LARGE_COMMIT)?;
+            }
+            commit.task.body.encode_within(LARGE_COMMIT)
+        });
+        let stream_task = match small {
+            Ok(small) => !small,
+            Err(e) => return Box::pin(std::future::ready(Err(e))),
+        };
+        let size = commit.task.body.len() + commit.events.iter().map(|(body, _)| body.len()).sum::<usize>();
         if size >= LARGE_COMMIT {
             // Waits for room among the large commits before it is encoded: backpressure,
             // not refusal (see "Large commits").
