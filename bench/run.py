@@ -503,6 +503,7 @@ def versions() -> dict:
         "python": platform.python_version(),
         "agent-client-protocol (crate)": locked_crate("agent-client-protocol"),
         "agent-client-protocol-schema (crate)": locked_crate("agent-client-protocol-schema"),
+        "agent-client-protocol-http (crate)": locked_crate("agent-client-protocol-http"),
         "serde_json (crate)": locked_crate("serde_json"),
         "tokio (crate)": locked_crate("tokio"),
         "@agentclientprotocol/sdk (npm)": npm_version("@agentclientprotocol/sdk"),
