@@ -66,6 +66,43 @@ test("a body over the limit is refused 413 from its Content-Length", async () =>
   });
 });
 
+/** Sends a JSON-RPC head announcing `length` body bytes and `sent` of them; resolves with
+ * what the server answers (until it closes) and when the answer began, from the send. */
+function partialBody(port: number, length: number, sent: string): Promise<{ text: string; afterMs: number }> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    let afterMs = -1;
+    const chunks: Buffer[] = [];
+    const socket = connect(port, "127.0.0.1", () => {
+      socket.write(`POST / HTTP/1.1\r\nHost: x\r\nA2A-Version: 1.0\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n${sent}`);
+    });
+    socket.setTimeout(5_000, () => socket.destroy(new Error("no answer within 5 s")));
+    socket.on("data", (chunk: Buffer) => {
+      if (afterMs < 0) afterMs = Date.now() - started;
+      chunks.push(chunk);
+    });
+    socket.once("error", reject);
+    socket.once("close", () => resolve({ text: Buffer.concat(chunks).toString(), afterMs }));
+  });
+}
+
+test("a body that does not arrive within the body timeout is answered 408, each in its own time", async () => {
+  await withServer({ bodyTimeoutMs: 300 }, async (_server, port) => {
+    const first = partialBody(port, 100, '{"jsonrpc":');
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    // A whole request meanwhile is answered at once.
+    const whole = await exchange(port, "POST", "/", V1, Buffer.from(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "GetTask", params: { id: "missing" } })));
+    assert.equal(JSON.parse(whole.body.toString()).error.data[0].reason, "TASK_NOT_FOUND");
+    const second = partialBody(port, 100, "{");
+    for (const { text, afterMs } of [await first, await second]) {
+      assert.match(text, /^HTTP\/1\.1 408 /);
+      assert.match(text, /connection: close/i);
+      assert.ok(afterMs >= 280, `answered after ${afterMs} ms, before the timeout`);
+      assert.ok(afterMs < 3_000, `answered after ${afterMs} ms`);
+    }
+  });
+});
+
 test("a connection over the cap is answered 503 with Retry-After", async () => {
   await withServer({ maxConnections: 1 }, async (_server, port) => {
     const held = connect(port, "127.0.0.1");

@@ -12,7 +12,7 @@ import { test } from "node:test";
 
 import { StreamBudget, type BudgetHolder } from "../../src/a2a/server/budget.js";
 import { eventFrame, frame, sharedEncoding, writeSse, type Frame } from "../../src/a2a/server/sse.js";
-import type { StreamOut } from "../../src/a2a/server/stream.js";
+import type { StopSignal, StreamOut } from "../../src/a2a/server/stream.js";
 
 const MIB = 1 << 20;
 /** Every wait in these tests is bounded by this. */
@@ -78,7 +78,7 @@ async function sseServer(budget: StreamBudget, events: (path: string) => Frame[]
   const done: Promise<void>[] = [];
   const server = createServer((req, res: ServerResponse) => {
     const frames = events(req.url ?? "/");
-    async function* open(signal: AbortSignal): AsyncGenerator<StreamOut> {
+    async function* open(signal: StopSignal): AsyncGenerator<StreamOut> {
       for (let i = 0; i < frames.length; i++) yield { kind: "gap", after: i, resumedAt: i };
       // Stays open (no more events) until the client goes away.
       if (!signal.aborted) await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
@@ -193,7 +193,7 @@ test("the streams woken for one event share its encoding", () => {
   let encoded = 0;
   const encode = (): string => {
     encoded++;
-    return "{}";
+    return `{"n":${encoded}}`;
   };
   const first = sharedEncoding(event, "SubscribeToTask", encode);
   assert.equal(sharedEncoding(event, "SubscribeToTask", encode), first);

@@ -12,7 +12,7 @@ import { GuardRefusal } from "./push-guard.js";
 import { PushWorker, type PushOptions } from "./push.js";
 import { Recovery, type RecoveryOptions } from "./recovery.js";
 import { isTerminal, type TaskKey, type TaskStore } from "./store.js";
-import { follow, type StreamOut } from "./stream.js";
+import { follow, prefixed, type StopSignal, type StreamOut } from "./stream.js";
 import { storeFailure, Tasks, taskNotFound, view } from "./tasks.js";
 import { send } from "./send.js";
 
@@ -28,8 +28,9 @@ export interface CallContext {
 /** An operation's answer: its response message, or the events of a streaming one. */
 export type Answer =
   | { readonly kind: "value"; readonly value: Operations[OperationName]["result"] }
-  /** `open` starts reading the events; `signal` aborts when the reader goes away. */
-  | { readonly kind: "stream"; readonly open: (signal: AbortSignal) => AsyncGenerator<StreamOut> };
+  /** `open` starts reading the events; `signal` (an `AbortSignal`, or any `StopSignal`)
+   * aborts when the reader goes away. */
+  | { readonly kind: "stream"; readonly open: (signal: StopSignal) => AsyncGenerator<StreamOut> };
 
 /** A check run on every call once its operation and caller are known; it refuses the
  * call by throwing an `A2aError`. (The vector runner records requests with one.) */
@@ -289,14 +290,6 @@ function value(v: unknown): Answer {
 /** The map key of a running turn. */
 export function keyOf(key: TaskKey): string {
   return `${key.tenant.length}:${key.tenant}/${key.id}`;
-}
-
-/** A stream of `first`, then the items of `rest`. */
-export function prefixed(first: StreamOut | null, rest: (signal: AbortSignal) => AsyncGenerator<StreamOut>): (signal: AbortSignal) => AsyncGenerator<StreamOut> {
-  return async function* (signal: AbortSignal): AsyncGenerator<StreamOut> {
-    if (first !== null) yield first;
-    yield* rest(signal);
-  };
 }
 
 /** A `ListTasks` page token: the `(status timestamp, id)` cursor, base64url so it is opaque. */

@@ -12,6 +12,7 @@
 
 import { A2aError } from "../errors.js";
 import type { Artifact, Message, Part, RawJson, Task, TaskState } from "../../generated/a2a/v1.js";
+import { newUuid } from "./ids.js";
 import { endsTurn, type PushConfigRecord, type TaskKey } from "./store.js";
 import { type Change, type Known, type Tasks } from "./tasks.js";
 
@@ -59,19 +60,23 @@ export type First =
   | { readonly kind: "task"; readonly seq: number }
   | { readonly kind: "failed"; readonly error: A2aError };
 
-/** A promise with its resolver. */
+function ignore(): void {}
+
+/** A promise with its resolver; the first `resolve` counts. */
 export class Deferred<T> {
   readonly promise: Promise<T>;
-  resolve!: (value: T) => void;
   settled = false;
+  private fulfil!: (value: T) => void;
   constructor() {
     this.promise = new Promise<T>((resolve) => {
-      this.resolve = (v: T) => {
-        if (this.settled) return;
-        this.settled = true;
-        resolve(v);
-      };
+      this.fulfil = resolve;
     });
+  }
+
+  resolve(value: T): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.fulfil(value);
   }
 }
 
@@ -87,13 +92,17 @@ export interface ArtifactPiece {
 export class TaskUpdater {
   /** Told what the first update was. */
   readonly first = new Deferred<First>();
-  /** Given the task when an update ends the turn (a terminal or interrupted state). */
-  readonly turnEnd = new Deferred<Task>();
+  /** Given the task when an update ends the turn (a terminal or interrupted state), or
+   * `null` when the executor's run is over without such an update. */
+  readonly turnEnd = new Deferred<Task | null>();
   private create: Task | null;
   /** Push configs stored with the task's creation. */
   private readonly configs: readonly PushConfigRecord[];
   private known: Known | null;
-  private queue: Promise<unknown> = Promise.resolve();
+  /** Changes queued and not yet settled. */
+  private pending = 0;
+  /** The last change queued: the next one starts when it has settled. */
+  private last: Promise<void> | null = null;
 
   constructor(
     private readonly tasks: Tasks,
@@ -119,7 +128,7 @@ export class TaskUpdater {
 
   /** A message from the agent in this task's context. */
   agentMessage(parts: Part[]): Message {
-    return { messageId: crypto.randomUUID(), contextId: this.contextId, taskId: this.key.id, role: "ROLE_AGENT", parts };
+    return { messageId: newUuid(), contextId: this.contextId, taskId: this.key.id, role: "ROLE_AGENT", parts };
   }
 
   /** A text message from the agent. */
@@ -173,10 +182,18 @@ export class TaskUpdater {
     return this.change({ kind: "artifact", artifact, append: piece.append ?? false, lastChunk: piece.lastChunk ?? true });
   }
 
-  /** Queues `change` behind this updater's earlier ones and commits it. */
+  /** Queues `change` behind this updater's earlier ones and commits it (at once when none
+   * is pending: most executors await each update before the next). */
   private change(change: Change): Promise<void> {
-    const run = this.queue.then(() => this.commit(change));
-    this.queue = run.catch(() => undefined);
+    const idle = this.pending === 0;
+    this.pending++;
+    let run: Promise<void>;
+    if (idle) run = this.commit(change);
+    else {
+      const next = (): Promise<void> => this.commit(change);
+      run = (this.last as Promise<void>).then(next, next);
+    }
+    this.last = run;
     return run;
   }
 
@@ -199,11 +216,13 @@ export class TaskUpdater {
       const error = e instanceof A2aError ? e : new A2aError("Internal", String(e));
       this.first.resolve({ kind: "failed", error });
       throw error;
+    } finally {
+      this.pending--;
     }
   }
 
   /** Waits until every update made so far is committed. */
-  async flush(): Promise<void> {
-    await this.queue;
+  flush(): Promise<void> {
+    return this.pending === 0 || this.last === null ? Promise.resolve() : this.last.then(ignore, ignore);
   }
 }

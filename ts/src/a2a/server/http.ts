@@ -76,58 +76,174 @@ const JSON_TYPE = "application/json";
 /** HTTP+JSON success answers (A2A 1.0.1 says SHOULD, as the Rust server does); JSON-RPC and errors stay `application/json`. */
 const A2A_JSON_TYPE = "application/a2a+json";
 
-/** Reads a request body within the size limit and timeout. */
-function readBody(req: IncomingMessage, max: number, timeoutMs: number): Promise<Buffer> {
-  const declared = req.headers["content-length"];
-  if (declared !== undefined && Number(declared) > max) return Promise.reject(tooLarge(max));
-  // With a Content-Length, the body is copied into one buffer of that size as it comes
-  // (each chunk is let go at once), not kept in chunks and joined at the end (two copies).
-  // Allocated at the first chunk (a client that sends nothing costs nothing).
-  const length = declared === undefined ? Number.NaN : Number(declared);
-  const sized = Number.isSafeInteger(length) && length > 0;
-  let whole: Buffer | null = null;
-  return new Promise<Buffer>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const timer = setTimeout(() => finish(new A2aError("RequestTimeout", `the request body did not arrive within ${timeoutMs} ms`)), timeoutMs);
-    const onData = (chunk: Buffer): void => {
-      if (sized && whole === null && chunks.length === 0) whole = Buffer.allocUnsafe(length);
-      if (whole !== null && size + chunk.length <= whole.length) chunk.copy(whole, size);
-      else chunks.push(chunk);
-      size += chunk.length;
-      if (size > max) return finish(tooLarge(max));
-    };
-    const onEnd = (): void => finish(null);
-    const onAbort = (): void => finish(new A2aError("MalformedBody", "the connection ended before the request body did"));
-    const onError = (e: Error): void => finish(new A2aError("MalformedBody", `the request body could not be read: ${e.message}`));
-    function finish(error: A2aError | null): void {
-      clearTimeout(timer);
-      req.off("data", onData).off("end", onEnd).off("aborted", onAbort).off("error", onError);
-      if (error === null) resolve(whole === null ? Buffer.concat(chunks, size) : chunks.length === 0 ? whole.subarray(0, size) : Buffer.concat([whole, ...chunks], size));
-      else {
-        req.on("error", () => undefined);
-        req.pause();
-        reject(error);
-      }
+/** What a body read hands back: the body, or the error to answer. */
+type BodyDone = (error: A2aError | null, body: Buffer) => void;
+
+/** Where a request being read keeps its read (the listeners below are shared by every
+ * request: no closure is made per request). */
+const READING = Symbol("a2a body read");
+
+type Reading = IncomingMessage & { [READING]?: BodyRead | null };
+
+/**
+ * The body timeouts of one listener: the reads in the order they started (so in the order
+ * of their deadlines, the timeout being the same for all) and one timer for the earliest.
+ * The timer is left armed when the reads end, and re-armed when it fires early, so a
+ * server answering one request after another sets about one timer per timeout, not one
+ * per request.
+ */
+class Deadlines {
+  private head: BodyRead | null = null;
+  private tail: BodyRead | null = null;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(readonly ms: number) {}
+
+  add(read: BodyRead): void {
+    read.deadline = performance.now() + this.ms;
+    read.prev = this.tail;
+    read.next = null;
+    if (this.tail === null) this.head = read;
+    else this.tail.next = read;
+    this.tail = read;
+    if (this.timer === null) this.arm(this.ms);
+  }
+
+  remove(read: BodyRead): void {
+    if (read.prev === null) {
+      if (this.head !== read) return; // not in the list
+      this.head = read.next;
+    } else read.prev.next = read.next;
+    if (read.next === null) this.tail = read.prev;
+    else read.next.prev = read.prev;
+    read.prev = read.next = null;
+  }
+
+  private arm(ms: number): void {
+    this.timer = setTimeout(this.fire, Math.max(1, Math.ceil(ms)));
+    this.timer.unref();
+  }
+
+  private readonly fire = (): void => {
+    this.timer = null;
+    const now = performance.now();
+    let read = this.head;
+    while (read !== null && read.deadline <= now) {
+      this.remove(read);
+      read.expire();
+      read = this.head;
     }
-    req.on("data", onData).on("end", onEnd).on("aborted", onAbort).on("error", onError);
-  });
+    if (read !== null) this.arm(read.deadline - now);
+  };
+}
+
+/** One request body being read within the size limit and the timeout. With a
+ * Content-Length, the body is copied into one buffer of that size as it comes (each chunk
+ * is let go at once), not kept in chunks and joined at the end (two copies); the buffer is
+ * allocated at the first chunk (a client that sends nothing costs nothing). */
+class BodyRead {
+  prev: BodyRead | null = null;
+  next: BodyRead | null = null;
+  deadline = 0;
+  private whole: Buffer | null = null;
+  private chunks: Buffer[] | null = null;
+  private size = 0;
+
+  constructor(
+    private readonly req: Reading,
+    private readonly max: number,
+    /** The declared length (NaN: none). */
+    private readonly length: number,
+    private readonly deadlines: Deadlines,
+    private readonly done: BodyDone,
+  ) {}
+
+  data(chunk: Buffer): void {
+    if (this.whole === null && this.chunks === null && this.length > 0) this.whole = Buffer.allocUnsafe(this.length);
+    if (this.whole !== null && this.size + chunk.length <= this.whole.length) chunk.copy(this.whole, this.size);
+    else (this.chunks ??= []).push(chunk);
+    this.size += chunk.length;
+    if (this.size > this.max) this.finish(tooLarge(this.max));
+  }
+
+  expire(): void {
+    this.finish(new A2aError("RequestTimeout", `the request body did not arrive within ${this.deadlines.ms} ms`));
+  }
+
+  finish(error: A2aError | null): void {
+    const req = this.req;
+    if (req[READING] !== this) return;
+    req[READING] = null;
+    this.deadlines.remove(this);
+    req.off("data", onBodyData).off("end", onBodyEnd).off("aborted", onBodyAborted).off("error", onBodyError);
+    if (error !== null) {
+      req.on("error", ignore);
+      req.pause();
+      return this.done(error, EMPTY);
+    }
+    const { whole, chunks, size } = this;
+    let body: Buffer;
+    if (chunks === null) body = whole === null ? EMPTY : size === whole.length ? whole : whole.subarray(0, size);
+    else body = whole === null ? Buffer.concat(chunks, size) : Buffer.concat([whole, ...chunks], size);
+    this.done(null, body);
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+function ignore(): void {}
+
+function onBodyData(this: Reading, chunk: Buffer): void {
+  this[READING]?.data(chunk);
+}
+
+function onBodyEnd(this: Reading): void {
+  this[READING]?.finish(null);
+}
+
+function onBodyAborted(this: Reading): void {
+  this[READING]?.finish(new A2aError("MalformedBody", "the connection ended before the request body did"));
+}
+
+function onBodyError(this: Reading, e: Error): void {
+  this[READING]?.finish(new A2aError("MalformedBody", `the request body could not be read: ${e.message}`));
+}
+
+/** Reads a request body within the size limit and `deadlines`' timeout; `done` is called
+ * once, with the body or the error to answer. */
+function readBody(req: IncomingMessage, max: number, deadlines: Deadlines, done: BodyDone): void {
+  const declared = req.headers["content-length"];
+  if (declared !== undefined && Number(declared) > max) return done(tooLarge(max), EMPTY);
+  const length = declared === undefined ? Number.NaN : Number(declared);
+  const read = new BodyRead(req, max, Number.isSafeInteger(length) ? length : Number.NaN, deadlines, done);
+  (req as Reading)[READING] = read;
+  deadlines.add(read);
+  req.on("data", onBodyData).on("end", onBodyEnd).on("aborted", onBodyAborted).on("error", onBodyError);
 }
 
 function tooLarge(max: number): A2aError {
   return new A2aError("PayloadTooLarge", `the request body is larger than ${max} bytes`);
 }
 
-/** Sends a whole answer. A refusal before the body was read closes the connection. */
-function answer(res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}, close = false): void {
+/** Past this size an answer's body is written as bytes, not as text: node copies a text it
+ * cannot write at once, and sends a text with the head in one write. */
+const TEXT_BODY_LIMIT = 16 * 1024;
+
+/** Sends a whole answer, of `type`: its head, in one array, and its body in one write with
+ * the head when small. `extra`: more header fields (not the type nor the length), name and
+ * value one after the other. A refusal before the body was read closes the connection. */
+function answer(res: ServerResponse, status: number, body: string, type = JSON_TYPE, extra: readonly string[] = NO_HEADERS, close = false): void {
   if (res.headersSent || res.destroyed) return;
-  // Bytes, not the string: node would copy a string again when the socket cannot take it at once.
-  const bytes = Buffer.from(body);
-  const h: Record<string, string | number> = { "content-type": JSON_TYPE, "content-length": bytes.length, ...headers };
-  if (close) h["connection"] = "close";
+  const bytes = body.length <= TEXT_BODY_LIMIT ? null : Buffer.from(body);
+  const h = ["content-type", type, "content-length", String(bytes === null ? Buffer.byteLength(body) : bytes.length)];
+  for (const field of extra) h.push(field);
+  if (close) h.push("connection", "close");
   res.writeHead(status, h);
-  res.end(bytes);
+  if (bytes === null) res.end(body);
+  else res.end(bytes);
 }
+
+const NO_HEADERS: readonly string[] = [];
 
 /** The first coding a `Transfer-Encoding` or `Content-Encoding` field lists (codings compared
  * without case or parameters) that is not `allowed`, else null. */
@@ -144,15 +260,15 @@ function foreignCoding(value: string | undefined, allowed: string): string | nul
  * 501 for a transfer coding other than `chunked` (RFC 9112 §6.1, the connection closed),
  * 415 with `Accept-Encoding: identity` for a content coding (RFC 9110 §15.5.16). */
 function refusedCoding(req: IncomingMessage, res: ServerResponse): boolean {
-  const plain = { "content-type": "text/plain; charset=utf-8" };
+  const plain = "text/plain; charset=utf-8";
   const transfer = foreignCoding(req.headers["transfer-encoding"], "chunked");
   if (transfer !== null) {
-    answer(res, 501, `transfer coding "${transfer}" is not supported; only chunked is\n`, plain, true);
+    answer(res, 501, `transfer coding "${transfer}" is not supported; only chunked is\n`, plain, NO_HEADERS, true);
     return true;
   }
   const content = foreignCoding(req.headers["content-encoding"], "identity");
   if (content !== null) {
-    answer(res, 415, `content coding "${content}" is not supported; send the body without one\n`, { ...plain, "accept-encoding": "identity" });
+    answer(res, 415, `content coding "${content}" is not supported; send the body without one\n`, plain, ["accept-encoding", "identity"]);
     return true;
   }
   return false;
@@ -171,7 +287,7 @@ export function a2aListener(core: A2aCore, options: HttpOptions = {}): A2aListen
   const restPrefix = (options.restPrefix ?? "/a2a/rest").replace(/\/+$/, "");
   const table = options.errorTable ?? "1.0.1";
   const maxBody = options.maxBodyBytes ?? 4 << 20;
-  const bodyTimeout = options.bodyTimeoutMs ?? 60_000;
+  const deadlines = new Deadlines(options.bodyTimeoutMs ?? 60_000);
   const keepAlive = options.keepAliveMs ?? 15_000;
   const budget = new StreamBudget(options.streamBudgetBytes ?? DEFAULT_STREAM_BUDGET_BYTES);
   const version: VersionOptions = { ...(options.missingVersion === undefined ? {} : { missingVersion: options.missingVersion }), v03: options.v03 ?? true };
@@ -182,18 +298,18 @@ export function a2aListener(core: A2aCore, options: HttpOptions = {}): A2aListen
     lastModified: new Date(Math.floor(Date.now() / 1000) * 1000).toUTCString(),
   };
   const cardMaxAge = options.cardMaxAge ?? 300;
+  const cardHeaders: readonly string[] = ["etag", card.etag, "last-modified", card.lastModified, "cache-control", `public, max-age=${cardMaxAge}`];
 
   function serveCard(req: IncomingMessage, res: ServerResponse): void {
     const inm = req.headers["if-none-match"];
     const ims = req.headers["if-modified-since"];
     const fresh = inm !== undefined ? inm.split(",").some((t) => t.trim() === card.etag || t.trim() === "*") : ims !== undefined && Date.parse(ims) >= Date.parse(card.lastModified);
-    const headers = { etag: card.etag, "last-modified": card.lastModified, "cache-control": `public, max-age=${cardMaxAge}` };
     if (fresh) {
-      res.writeHead(304, headers);
+      res.writeHead(304, cardHeaders as string[]);
       res.end();
       return;
     }
-    answer(res, 200, card.body, headers);
+    answer(res, 200, card.body, JSON_TYPE, cardHeaders);
   }
 
   /** The call context: the tenant from the path, the request or the credential. */
@@ -217,23 +333,18 @@ export function a2aListener(core: A2aCore, options: HttpOptions = {}): A2aListen
     return { tenant: asked ?? bound ?? "", principal, lastEventId };
   }
 
+  /** Runs a request on the core: its answer, or the `A2aError` to refuse it with. */
   async function run(cx: CallContext, request: A2aRequest): Promise<Answer> {
     try {
       return await core.handle(cx, request);
     } catch (e) {
-      if (e instanceof A2aError) throw e;
-      throw new A2aError("Internal", e instanceof Error ? e.message : String(e));
+      throw asError(e);
     }
   }
 
-  async function jsonRpc(req: IncomingMessage, res: ServerResponse, query: string, principal: Principal | null): Promise<void> {
-    let body: Buffer;
-    try {
-      body = await readBody(req, maxBody, bodyTimeout);
-    } catch (e) {
-      const error = e as A2aError;
-      return answer(res, error.jsonRpcHttpStatus, jsonRpcErrorBody("null", error), {}, true);
-    }
+  /** A JSON-RPC request whose body has been read (or could not be: `error`). */
+  async function jsonRpc(req: IncomingMessage, res: ServerResponse, query: string, principal: Principal | null, error: A2aError | null, body: Buffer): Promise<void> {
+    if (error !== null) return answer(res, error.jsonRpcHttpStatus, jsonRpcErrorBody("null", error), JSON_TYPE, NO_HEADERS, true);
     const call = decodeJsonRpcRequest({ headers: req.headers, query, body }, version);
     if (call.outcome === "refused") {
       if (call.notification) return void res.writeHead(204).end();
@@ -244,10 +355,10 @@ export function a2aListener(core: A2aCore, options: HttpOptions = {}): A2aListen
     const operation = call.request.operation;
     let result: Answer;
     try {
-      result = await run(callContext(req, principal, undefined, call.request), call.request);
+      result = await core.handle(callContext(req, principal, undefined, call.request), call.request);
     } catch (e) {
-      const error = e as A2aError;
       if (call.id === null) return void res.writeHead(204).end();
+      const error = asError(e);
       return answer(res, error.jsonRpcHttpStatus, jsonRpcErrorBody(id, error));
     }
     if (call.id === null) return void res.writeHead(204).end();
@@ -300,16 +411,12 @@ export function a2aListener(core: A2aCore, options: HttpOptions = {}): A2aListen
     await writeSse(res, result.open, render, (item) => refuse(item.error), keepAlive, budget);
   }
 
-  async function rest(req: IncomingMessage, res: ServerResponse, target: string, principal: Principal | null): Promise<void> {
-    const refuse = (error: A2aError, headers: Record<string, string> = {}, close = false): void => answer(res, error.httpStatus(table), restErrorBody(error, table), headers, close);
-    let body: Buffer;
-    try {
-      body = await readBody(req, maxBody, bodyTimeout);
-    } catch (e) {
-      return refuse(e as A2aError, {}, true);
-    }
+  /** An HTTP+JSON request whose body has been read (or could not be: `error`). */
+  async function rest(req: IncomingMessage, res: ServerResponse, target: string, principal: Principal | null, error: A2aError | null, body: Buffer): Promise<void> {
+    const refuse = (error: A2aError, headers: readonly string[] = NO_HEADERS, close = false): void => answer(res, error.httpStatus(table), restErrorBody(error, table), JSON_TYPE, headers, close);
+    if (error !== null) return refuse(error, NO_HEADERS, true);
     const call = decodeRestRequest({ method: req.method ?? "GET", target, headers: req.headers, body }, version);
-    if (call.outcome === "refused") return refuse(call.error, call.allow === undefined ? {} : { allow: call.allow });
+    if (call.outcome === "refused") return refuse(call.error, call.allow === undefined ? NO_HEADERS : ["allow", call.allow]);
     const operation = call.request.operation;
     let result: Answer;
     try {
@@ -317,7 +424,7 @@ export function a2aListener(core: A2aCore, options: HttpOptions = {}): A2aListen
     } catch (e) {
       return refuse(e as A2aError);
     }
-    if (result.kind === "value") return answer(res, 200, encodeResult(operation, result.value as never), { "content-type": A2A_JSON_TYPE });
+    if (result.kind === "value") return answer(res, 200, encodeResult(operation, result.value as never), A2A_JSON_TYPE);
     const render = (item: StreamOut): Frame | null => {
       switch (item.kind) {
         case "event":
@@ -331,7 +438,35 @@ export function a2aListener(core: A2aCore, options: HttpOptions = {}): A2aListen
     await writeSse(res, result.open, render, (item) => refuse(item.error), keepAlive, budget);
   }
 
-  async function serve(req: IncomingMessage, res: ServerResponse, next?: () => void): Promise<void> {
+  /** Answers an error no binding answered: 500 when nothing was sent yet, else the
+   * connection closed. */
+  function failed(res: ServerResponse, e: unknown): void {
+    const error = new A2aError("Internal", e instanceof Error ? e.message : String(e));
+    if (!res.headersSent) answer(res, 500, restErrorBody(error, table));
+    else res.destroy();
+  }
+
+  /** Reads the body, then runs the binding's request. */
+  function dispatch(req: IncomingMessage, res: ServerResponse, isJsonRpc: boolean, url: string, query: string, principal: Principal | null): void {
+    readBody(req, maxBody, deadlines, (error, body) => {
+      const handled = isJsonRpc ? jsonRpc(req, res, query, principal, error, body) : rest(req, res, url.slice(restPrefix.length) || "/", principal, error, body);
+      handled.catch((e: unknown) => failed(res, e));
+    });
+  }
+
+  async function authenticated(req: IncomingMessage, res: ServerResponse, authenticate: AuthHook, isJsonRpc: boolean, url: string, query: string): Promise<void> {
+    let principal: Principal | null;
+    try {
+      principal = await authenticate(req);
+    } catch (e) {
+      const error = e instanceof A2aError ? e : new A2aError("Unauthenticated", e instanceof Error ? e.message : String(e));
+      if (isJsonRpc) return answer(res, error.jsonRpcHttpStatus, jsonRpcErrorBody("null", error), JSON_TYPE, NO_HEADERS, true);
+      return answer(res, error.httpStatus(table), restErrorBody(error, table), JSON_TYPE, NO_HEADERS, true);
+    }
+    dispatch(req, res, isJsonRpc, url, query, principal);
+  }
+
+  function serve(req: IncomingMessage, res: ServerResponse, next?: () => void): void {
     const url = req.url ?? "/";
     const q = url.indexOf("?");
     const path = q < 0 ? url : url.slice(0, q);
@@ -345,28 +480,27 @@ export function a2aListener(core: A2aCore, options: HttpOptions = {}): A2aListen
       if (next !== undefined) return next();
       return answer(res, 404, restErrorBody(new A2aError("MethodNotFound", `no A2A endpoint at ${path}`), table));
     }
-    let principal: Principal | null = null;
-    if (options.authenticate !== undefined) {
-      try {
-        principal = await options.authenticate(req);
-      } catch (e) {
-        const error = e instanceof A2aError ? e : new A2aError("Unauthenticated", e instanceof Error ? e.message : String(e));
-        if (isJsonRpc) return answer(res, error.jsonRpcHttpStatus, jsonRpcErrorBody("null", error), {}, true);
-        return answer(res, error.httpStatus(table), restErrorBody(error, table), {}, true);
-      }
+    const authenticate = options.authenticate;
+    if (authenticate !== undefined) {
+      authenticated(req, res, authenticate, isJsonRpc, url, query).catch((e: unknown) => failed(res, e));
+      return;
     }
-    if (isJsonRpc) return jsonRpc(req, res, query, principal);
-    return rest(req, res, url.slice(restPrefix.length) || "/", principal);
+    dispatch(req, res, isJsonRpc, url, query, null);
   }
 
   return (req, res, next) => {
-    res.on("error", () => undefined);
-    serve(req, res, next).catch((e: unknown) => {
-      const error = new A2aError("Internal", e instanceof Error ? e.message : String(e));
-      if (!res.headersSent) answer(res, 500, restErrorBody(error, table));
-      else res.destroy();
-    });
+    res.on("error", ignore);
+    try {
+      serve(req, res, next);
+    } catch (e) {
+      failed(res, e);
+    }
   };
+}
+
+/** A failure as the `A2aError` to answer: an internal error unless it is one. */
+function asError(e: unknown): A2aError {
+  return e instanceof A2aError ? e : new A2aError("Internal", e instanceof Error ? e.message : String(e));
 }
 
 /** An A2A server listening on TCP: `a2aListener` on `node:http`, behind a connection cap,

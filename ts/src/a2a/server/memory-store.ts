@@ -29,10 +29,16 @@ interface Queued {
 }
 
 interface Entry {
+  readonly key: TaskKey;
   record: TaskRecord;
   events: EventRecord[];
   lastSeq: number;
-  configs: Map<string, PushConfigRecord>;
+  /** Made at the first push config (most tasks have none). */
+  configs: Map<string, PushConfigRecord> | null;
+  /** In the eviction queue (it was terminal when committed). */
+  queued: boolean;
+  /** Evicted: no longer in the index. */
+  gone: boolean;
 }
 
 function compareText(a: string, b: string): number {
@@ -44,14 +50,19 @@ function before(a: readonly [number, string], b: readonly [number, string]): boo
   return a[0] > b[0] || (a[0] === b[0] && a[1] > b[1]);
 }
 
+const NO_CONFIGS: ReadonlyMap<string, PushConfigRecord> = new Map();
+
 export class MemoryStore implements TaskStore {
-  private readonly tasks = new Map<string, Entry>();
+  /** The tasks by tenant, then id: no key text is built to find one. */
+  private readonly tenants = new Map<string, Map<string, Entry>>();
+  private size = 0;
   private readonly maxTasks: number;
   private readonly maxEvents: number;
   private readonly maxDead: number;
   private readonly outbox = new Map<number, Queued>();
-  /** The terminal tasks in the order they ended: the eviction order. */
-  private readonly ended = new Set<string>();
+  /** The terminal tasks in the order they ended, from `endedHead` on: the eviction order. */
+  private ended: Array<Entry | undefined> = [];
+  private endedHead = 0;
   private readonly dead: DeadLetter[] = [];
   private nextDelivery = 1;
 
@@ -61,53 +72,85 @@ export class MemoryStore implements TaskStore {
     this.maxDead = options.maxDeadLetters ?? 1_000;
   }
 
+  private find(key: TaskKey): Entry | undefined {
+    return this.tenants.get(key.tenant)?.get(key.id);
+  }
+
   async commit(commit: Commit): Promise<Committed> {
-    const k = keyText(commit.key);
-    const entry = this.tasks.get(k);
+    return this.commitNow(commit);
+  }
+
+  /** `commit`'s work, done at once (the memory store never waits). */
+  private commitNow(commit: Commit): Committed {
+    const key = commit.key;
+    const entry = this.find(key);
     if (commit.expectedVersion === null) {
-      if (entry !== undefined) throw new StoreError("exists", commit.key, `task ${JSON.stringify(commit.key.id)} already exists`);
+      if (entry !== undefined) throw new StoreError("exists", key, `task ${JSON.stringify(key.id)} already exists`);
       this.makeRoom();
     } else {
-      if (entry === undefined) throw new StoreError("not_found", commit.key, `task ${JSON.stringify(commit.key.id)} not found`);
+      if (entry === undefined) throw new StoreError("not_found", key, `task ${JSON.stringify(key.id)} not found`);
       if (entry.record.version !== commit.expectedVersion) {
-        throw new StoreError("conflict", commit.key, `task ${JSON.stringify(commit.key.id)} changed concurrently (expected version ${commit.expectedVersion}, found ${entry.record.version})`);
+        throw new StoreError("conflict", key, `task ${JSON.stringify(key.id)} changed concurrently (expected version ${commit.expectedVersion}, found ${entry.record.version})`);
       }
     }
-    const previous = entry?.record.lease ?? null;
+    const previous = entry === undefined ? null : entry.record.lease;
     const change = commit.lease;
-    if (typeof change === "object" && "clearExpired" in change && previous !== null && previous.untilMs >= change.clearExpired) {
-      throw new StoreError("lease_live", commit.key, `task ${JSON.stringify(commit.key.id)} has a live turn lease (owner ${JSON.stringify(previous.owner)})`);
+    let lease: TaskRecord["lease"];
+    if (change === "keep") lease = previous;
+    else if (change === "clear") lease = null;
+    else if ("set" in change) lease = change.set;
+    else {
+      if (previous !== null && previous.untilMs >= change.clearExpired) {
+        throw new StoreError("lease_live", key, `task ${JSON.stringify(key.id)} has a live turn lease (owner ${JSON.stringify(previous.owner)})`);
+      }
+      lease = null;
     }
-    const lease = change === "keep" ? previous : change === "clear" || "clearExpired" in change ? null : change.set;
+    const task = commit.task;
     const record: TaskRecord = {
-      key: commit.key,
-      contextId: commit.task.contextId ?? "",
-      state: commit.task.status.state,
-      statusTsMs: statusMs(commit.task),
-      version: (entry?.record.version ?? 0) + 1,
-      task: commit.task,
+      key,
+      contextId: task.contextId ?? "",
+      state: task.status.state,
+      statusTsMs: statusMs(task),
+      version: entry === undefined ? 1 : entry.record.version + 1,
+      task,
       lease,
     };
-    const target: Entry = entry ?? { record, events: [], lastSeq: 0, configs: new Map() };
-    target.record = record;
-    if (isTerminal(record.state)) this.ended.add(k);
+    let target: Entry;
+    if (entry === undefined) {
+      target = { key, record, events: [], lastSeq: 0, configs: null, queued: false, gone: false };
+      let ids = this.tenants.get(key.tenant);
+      if (ids === undefined) this.tenants.set(key.tenant, (ids = new Map()));
+      ids.set(key.id, target);
+      this.size++;
+    } else {
+      target = entry;
+      target.record = record;
+    }
+    if (!target.queued && isTerminal(record.state)) {
+      target.queued = true;
+      this.ended.push(target);
+    }
     const written: EventRecord[] = [];
-    for (const e of commit.events) {
-      target.lastSeq += 1;
-      const ev = { seq: target.lastSeq, event: e.event, last: e.last };
+    const events = commit.events;
+    for (let i = 0; i < events.length; i++) {
+      const e = events[i] as Commit["events"][number];
+      const ev: EventRecord = { seq: ++target.lastSeq, event: e.event, last: e.last };
       target.events.push(ev);
       written.push(ev);
     }
     if (target.events.length > this.maxEvents) target.events.splice(0, target.events.length - this.maxEvents);
-    if (entry === undefined) this.tasks.set(k, target);
-    for (const c of commit.configs ?? []) target.configs.set(c.id, c);
-    if (commit.push === true && target.configs.size > 0) {
+    const configs = commit.configs;
+    if (configs !== undefined && configs.length > 0) {
+      const held = (target.configs ??= new Map());
+      for (const c of configs) held.set(c.id, c);
+    }
+    if (commit.push === true && target.configs !== null && target.configs.size > 0) {
       const configIds = [...target.configs.keys()].sort();
       const now = Date.now();
       for (const ev of written) {
         for (const configId of configIds) {
           const id = this.nextDelivery++;
-          this.outbox.set(id, { id, key: commit.key, configId, seq: ev.seq, attempts: 0, dueMs: now, leaseUntilMs: 0 });
+          this.outbox.set(id, { id, key, configId, seq: ev.seq, attempts: 0, dueMs: now, leaseUntilMs: 0 });
         }
       }
     }
@@ -117,24 +160,52 @@ export class MemoryStore implements TaskStore {
   /** Evicts the terminal task that ended first when the store is full; refuses when every
    * task is live. */
   private makeRoom(): void {
-    if (this.tasks.size < this.maxTasks) return;
-    const first = this.ended.values().next();
-    if (first.done === true) throw new StoreError("backend", null, `the memory store holds ${this.maxTasks} live tasks and takes no more`);
-    const k = first.value;
-    this.ended.delete(k);
-    this.tasks.delete(k);
-    if (this.outbox.size > 0) for (const [id, q] of this.outbox) if (keyText(q.key) === k) this.outbox.delete(id);
+    if (this.size < this.maxTasks) return;
+    const ended = this.ended;
+    while (this.endedHead < ended.length) {
+      const e = ended[this.endedHead] as Entry;
+      ended[this.endedHead++] = undefined;
+      e.queued = false;
+      // A task committed out of its terminal state since (only a store's own caller can).
+      if (e.gone || !isTerminal(e.record.state)) continue;
+      this.evict(e);
+      this.compactEnded();
+      return;
+    }
+    this.compactEnded();
+    throw new StoreError("backend", null, `the memory store holds ${this.maxTasks} live tasks and takes no more`);
+  }
+
+  /** Drops the queue's consumed head once it is most of the array. */
+  private compactEnded(): void {
+    if (this.endedHead > 1024 && this.endedHead * 2 > this.ended.length) {
+      this.ended = this.ended.slice(this.endedHead);
+      this.endedHead = 0;
+    } else if (this.endedHead === this.ended.length) {
+      this.ended.length = 0;
+      this.endedHead = 0;
+    }
+  }
+
+  private evict(e: Entry): void {
+    const ids = this.tenants.get(e.key.tenant);
+    if (ids === undefined || ids.get(e.key.id) !== e) return;
+    ids.delete(e.key.id);
+    if (ids.size === 0) this.tenants.delete(e.key.tenant);
+    this.size--;
+    e.gone = true;
+    if (this.outbox.size > 0) for (const [id, q] of this.outbox) if (q.key.tenant === e.key.tenant && q.key.id === e.key.id) this.outbox.delete(id);
   }
 
   async getTask(key: TaskKey): Promise<TaskRecord | null> {
-    return this.tasks.get(keyText(key))?.record ?? null;
+    const e = this.find(key);
+    return e === undefined ? null : e.record;
   }
 
   async listTasks(tenant: string, query: ListQuery): Promise<ListPage> {
     const matching: TaskRecord[] = [];
-    for (const e of this.tasks.values()) {
+    for (const e of this.tenants.get(tenant)?.values() ?? []) {
       const r = e.record;
-      if (r.key.tenant !== tenant) continue;
       if (query.contextId !== undefined && r.contextId !== query.contextId) continue;
       if (query.state !== undefined && r.state !== query.state) continue;
       if (query.statusAfterMs !== undefined && r.statusTsMs < query.statusAfterMs) continue;
@@ -160,44 +231,44 @@ export class MemoryStore implements TaskStore {
   }
 
   async putPushConfig(record: PushConfigRecord): Promise<void> {
-    this.entry(record.task).configs.set(record.id, record);
+    (this.entry(record.task).configs ??= new Map()).set(record.id, record);
   }
 
   async getPushConfig(task: TaskKey, id: string): Promise<PushConfigRecord | null> {
-    return this.tasks.get(keyText(task))?.configs.get(id) ?? null;
+    return this.find(task)?.configs?.get(id) ?? null;
   }
 
   async listPushConfigs(task: TaskKey, after: string | null, limit: number): Promise<PushConfigRecord[]> {
-    const configs = [...(this.tasks.get(keyText(task))?.configs.values() ?? [])];
+    const configs = [...(this.find(task)?.configs ?? NO_CONFIGS).values()];
     configs.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     return configs.filter((c) => after === null || c.id > after).slice(0, limit);
   }
 
   async deletePushConfig(task: TaskKey, id: string): Promise<boolean> {
-    return this.tasks.get(keyText(task))?.configs.delete(id) ?? false;
+    return this.find(task)?.configs?.delete(id) ?? false;
   }
 
   async renewLeases(owner: string, keys: readonly TaskKey[], untilMs: number): Promise<number> {
     let renewed = 0;
     for (const key of keys) {
-      const e = this.tasks.get(keyText(key));
+      const e = this.find(key);
       if (e === undefined || isTerminal(e.record.state)) continue;
-      e.record = { ...e.record, lease: { owner, untilMs } };
+      e.record = withLease(e.record, { owner, untilMs });
       renewed++;
     }
     return renewed;
   }
 
   async releaseLease(key: TaskKey, owner: string): Promise<boolean> {
-    const e = this.tasks.get(keyText(key));
+    const e = this.find(key);
     if (e === undefined || e.record.lease?.owner !== owner) return false;
-    e.record = { ...e.record, lease: null };
+    e.record = withLease(e.record, null);
     return true;
   }
 
   async expiredLeases(nowMs: number, limit: number): Promise<TaskKey[]> {
     const expired: TaskRecord[] = [];
-    for (const e of this.tasks.values()) if (e.record.lease !== null && e.record.lease.untilMs < nowMs) expired.push(e.record);
+    for (const ids of this.tenants.values()) for (const e of ids.values()) if (e.record.lease !== null && e.record.lease.untilMs < nowMs) expired.push(e.record);
     expired.sort((a, b) => (a.lease?.untilMs ?? 0) - (b.lease?.untilMs ?? 0));
     return expired.slice(0, limit).map((r) => r.key);
   }
@@ -212,8 +283,8 @@ export class MemoryStore implements TaskStore {
   }
 
   private delivery(q: Queued): Delivery {
-    const entry = this.tasks.get(keyText(q.key));
-    const config = entry?.configs.get(q.configId)?.config ?? null;
+    const entry = this.find(q.key);
+    const config = entry?.configs?.get(q.configId)?.config ?? null;
     const first = entry?.events[0]?.seq ?? 0;
     const held = entry?.events[q.seq - first];
     const event = held !== undefined && held.seq === q.seq ? ENCODERS.StreamResponse(held.event) : null;
@@ -257,8 +328,13 @@ export class MemoryStore implements TaskStore {
   async close(): Promise<void> {}
 
   private entry(key: TaskKey): Entry {
-    const e = this.tasks.get(keyText(key));
+    const e = this.find(key);
     if (e === undefined) throw new StoreError("not_found", key, `task ${JSON.stringify(key.id)} not found`);
     return e;
   }
+}
+
+/** `record` with another lease (a record handed out is never changed). */
+function withLease(r: TaskRecord, lease: TaskRecord["lease"]): TaskRecord {
+  return { key: r.key, contextId: r.contextId, state: r.state, statusTsMs: r.statusTsMs, version: r.version, task: r.task, lease };
 }

@@ -6,14 +6,18 @@
  * charged to the server's stream budget until node's write buffer has let it out; a
  * stream whose next frame does not fit is cut off (`event: lagged` when it holds nothing,
  * its connection closed when the client has left a frame unread).
+ *
+ * The small frames ready in one turn of the event loop are joined and written as one
+ * chunk (with the head, for the first); a large one is written as its pieces, so that an
+ * event's shared encoding stays one copy however many streams send it.
  */
 
 import type { ServerResponse } from "node:http";
 
 import type { BudgetHolder, StreamBudget } from "./budget.js";
-import type { StreamOut } from "./stream.js";
+import type { StopSignal, StreamOut } from "./stream.js";
 
-/** An SSE frame as written: one text, or pieces joined into one write. */
+/** An SSE frame as written: one text, or pieces (a large encoding among them). */
 export type Frame = string | readonly (string | Buffer)[];
 
 /** One SSE event: optional `id:` and `event:` lines, one `data:` line, a blank line. */
@@ -23,55 +27,80 @@ export function frame(seq: number | null, event: string | null, data: string): s
 
 /** An event's frame around its encoding `body` (shared, see `sharedEncoding`): the
  * `data:` line is `before`, `body`, `after`. */
-export function eventFrame(seq: number | null, before: string, body: Buffer, after: string): Frame {
-  return [`${seq === null ? "" : `id: ${seq}\n`}data: ${before}`, body, `${after}\n\n`];
+export function eventFrame(seq: number | null, before: string, body: string | Buffer, after: string): Frame {
+  const head = seq === null ? `data: ${before}` : `id: ${seq}\ndata: ${before}`;
+  return typeof body === "string" ? `${head}${body}${after}\n\n` : [head, body, `${after}\n\n`];
 }
 
-/** Encodings of the events being sent now, by event and by `form`, so that the streams
- * woken by one commit send one copy of the bytes, not one each. An entry is dropped once
- * the event loop's current turn is over (the streams still writing keep their bytes). */
-const encodings = new WeakMap<object, Map<string, Buffer>>();
+/** Past this size a frame is written as its pieces (and an encoding shared as bytes), not
+ * joined with others into one chunk. */
+const COPY_LIMIT = 64 * 1024;
 
-/** `encode(event)`'s bytes, shared with every stream that asks for the same event and
- * `form` (what `encode` does: the operation's encoding) in this turn of the event loop. */
-export function sharedEncoding(event: object, form: string, encode: () => string): Buffer {
+/** Encodings of the events being sent now, by event and `form` (one after the other in
+ * each entry), so that the streams woken by one commit send one copy of the bytes, not one
+ * each. Emptied once the event loop's current turn is over (the streams still writing
+ * keep their bytes). */
+const encodings = new Map<object, Array<string | Buffer>>();
+let clearing = false;
+
+function clearEncodings(): void {
+  encodings.clear();
+  clearing = false;
+}
+
+/** `encode(event)`, shared with every stream that asks for the same event and `form` (what
+ * `encode` does: the operation's encoding) in this turn of the event loop: its text, or
+ * its bytes when it is large. */
+export function sharedEncoding(event: object, form: string, encode: () => string): string | Buffer {
   let forms = encodings.get(event);
-  const found = forms?.get(form);
-  if (found !== undefined) return found;
-  const bytes = Buffer.from(encode());
-  if (forms === undefined) {
-    const created = new Map<string, Buffer>();
-    forms = created;
-    encodings.set(event, created);
-    setImmediate(() => encodings.delete(event));
+  if (forms !== undefined) {
+    for (let i = 0; i < forms.length; i += 2) if (forms[i] === form) return forms[i + 1] as string | Buffer;
   }
-  forms.set(form, bytes);
-  return bytes;
+  const text = encode();
+  const out = text.length > COPY_LIMIT ? Buffer.from(text) : text;
+  if (forms === undefined) {
+    encodings.set(event, (forms = []));
+    if (!clearing) {
+      clearing = true;
+      setImmediate(clearEncodings);
+    }
+  }
+  forms.push(form, out);
+  return out;
 }
-
-/** The reason a stream's signal aborts with: a constant, as `abort()` with no reason
- * builds a `DOMException` (and its stack) for every stream. */
-const ENDED = Object.freeze({ name: "StreamEnded", message: "the SSE stream ended" });
 
 /** What a stream cut off by the budget while holding nothing gets before its end: the
  * client resumes from the log. */
 const LAGGED = frame(null, "lagged", "{}");
 
-/** Past this size a frame is written as its pieces, not copied into one buffer. */
-const COPY_LIMIT = 64 * 1024;
+const SSE_HEAD: string[] = ["content-type", "text/event-stream", "cache-control", "no-cache", "x-accel-buffering", "no"];
 
-/** A frame's bytes: one buffer when it is small (each write of a chunked answer costs
- * node a chunk of its own), its pieces when it is large, so that an event's shared
- * encoding stays one copy however many streams send it. */
-function frameBytes(out: Frame): Buffer[] {
-  if (typeof out === "string") return [Buffer.from(out)];
-  let size = 0;
-  for (const p of out) size += typeof p === "string" ? Buffer.byteLength(p) : p.length;
-  if (size > COPY_LIMIT) return out.map((p) => (typeof p === "string" ? Buffer.from(p) : p));
-  const bytes = Buffer.allocUnsafe(size);
-  let at = 0;
-  for (const p of out) at += typeof p === "string" ? bytes.write(p, at) : p.copy(bytes, at);
-  return [bytes];
+/** What a stream's reader going away aborts: a `StopSignal` without an `AbortController`
+ * (which costs microseconds to make and to abort). */
+class StreamStop implements StopSignal {
+  aborted = false;
+  private listeners: Array<() => void> | null = null;
+
+  addEventListener(type: "abort", listener: () => void): void {
+    if (type !== "abort" || this.aborted) return;
+    (this.listeners ??= []).push(listener);
+  }
+
+  removeEventListener(type: "abort", listener: () => void): void {
+    const listeners = this.listeners;
+    if (type !== "abort" || listeners === null) return;
+    const at = listeners.indexOf(listener);
+    if (at >= 0) listeners.splice(at, 1);
+  }
+
+  /** Aborts (once): each listener is called once. */
+  readonly abort = (): void => {
+    if (this.aborted) return;
+    this.aborted = true;
+    const listeners = this.listeners;
+    this.listeners = null;
+    if (listeners !== null) for (const listener of listeners) listener();
+  };
 }
 
 /** Resolves when `res` may be written again, or has closed. */
@@ -87,6 +116,132 @@ function drained(res: ServerResponse): Promise<void> {
   });
 }
 
+/** One SSE answer being written: its share of the budget and the frames not written yet. */
+class SseWriter implements BudgetHolder {
+  /** The bytes it has charged and not given back: at most what node's write buffer and
+   * `pending` hold, given back as they empty (`settle`). */
+  held = 0;
+  /** No event since the last keep-alive tick. */
+  idle = false;
+  /** The small frames of this turn of the event loop, joined, and their size in bytes. */
+  private pending = "";
+  private pendingBytes = 0;
+
+  constructor(
+    readonly res: ServerResponse,
+    private readonly budget: StreamBudget | null,
+  ) {}
+
+  /** Cut off by another stream's charge: it holds a frame the client has not read, and
+   * closing the connection is the only way to free it. */
+  cut(): void {
+    this.budget?.release(this.held);
+    this.held = 0;
+    this.budget?.leave(this);
+    this.res.destroy();
+  }
+
+  /** Gives back what node has let out. */
+  settle(): void {
+    const res = this.res;
+    const keep = res.destroyed ? 0 : Math.min(this.held, res.writableLength + this.pendingBytes);
+    this.budget?.release(this.held - keep);
+    this.held = keep;
+  }
+
+  /** Charges and queues one frame; `false` when the stream was cut off (it is ended). */
+  send(out: Frame): boolean {
+    let size: number;
+    let large: Buffer[] | null = null;
+    if (typeof out === "string") {
+      size = out.length > COPY_LIMIT ? (large = [Buffer.from(out)])[0]!.length : Buffer.byteLength(out);
+    } else {
+      size = 0;
+      for (const p of out) size += typeof p === "string" ? Buffer.byteLength(p) : p.length;
+      if (size > COPY_LIMIT) large = out.map((p) => (typeof p === "string" ? Buffer.from(p) : p));
+    }
+    this.settle();
+    const res = this.res;
+    if (this.budget !== null && !this.budget.charge(this, size)) {
+      // It holds the most (or the frame is larger than the whole budget).
+      if (this.held > 0 || res.writableLength > 0 || this.pendingBytes > 0) res.destroy();
+      else res.end(LAGGED);
+      return false;
+    }
+    this.held += size;
+    if (large === null) {
+      if (this.pendingBytes === 0) process.nextTick(flushLater, this);
+      this.pending += typeof out === "string" ? out : out.join("");
+      this.pendingBytes += size;
+      return true;
+    }
+    // A large frame: what is pending first, then its pieces (node writes them in one go).
+    this.flush();
+    for (const p of large) res.write(p);
+    return true;
+  }
+
+  /** Writes the pending frames as one chunk. */
+  flush(): void {
+    if (this.pendingBytes === 0) return;
+    const text = this.pending;
+    this.pending = "";
+    this.pendingBytes = 0;
+    const res = this.res;
+    if (res.destroyed || res.writableEnded) return;
+    // Bytes, not text: node's write buffer counts them as the budget does.
+    res.write(Buffer.from(text));
+    this.settle();
+  }
+}
+
+function flushLater(writer: SseWriter): void {
+  writer.flush();
+}
+
+/** The keep-alive comments of the streams with one interval: one timer for all of them
+ * (it stops at a tick that finds no stream). An idle stream gets one after one to two
+ * intervals without an event. */
+class KeepAlive {
+  private readonly streams = new Set<SseWriter>();
+  private timer: ReturnType<typeof setInterval> | null = null;
+
+  constructor(private readonly ms: number) {}
+
+  add(writer: SseWriter): void {
+    this.streams.add(writer);
+    if (this.timer === null) {
+      this.timer = setInterval(this.tick, this.ms);
+      this.timer.unref();
+    }
+  }
+
+  delete(writer: SseWriter): void {
+    this.streams.delete(writer);
+  }
+
+  private readonly tick = (): void => {
+    if (this.streams.size === 0) {
+      clearInterval(this.timer as ReturnType<typeof setInterval>);
+      this.timer = null;
+      return;
+    }
+    for (const writer of this.streams) {
+      const res = writer.res;
+      if (writer.idle && !res.destroyed && res.writableLength === 0) res.write(": keep-alive\n\n");
+      writer.idle = true;
+    }
+  };
+}
+
+const keepAlives = new Map<number, KeepAlive>();
+
+function keepAliveEvery(ms: number): KeepAlive {
+  let k = keepAlives.get(ms);
+  if (k === undefined) keepAlives.set(ms, (k = new KeepAlive(ms)));
+  return k;
+}
+
 /**
  * Answers with the events of `open` as an SSE stream, each rendered by `render` (`null`:
  * skipped). `plain` answers a first item that is an error as an ordinary response. The
@@ -94,94 +249,49 @@ function drained(res: ServerResponse): Promise<void> {
  */
 export async function writeSse(
   res: ServerResponse,
-  open: (signal: AbortSignal) => AsyncGenerator<StreamOut>,
+  open: (signal: StopSignal) => AsyncGenerator<StreamOut>,
   render: (item: StreamOut) => Frame | null,
   plain: (item: Extract<StreamOut, { kind: "error" }>) => void,
   keepAliveMs: number,
   budget: StreamBudget | null = null,
 ): Promise<void> {
-  const abort = new AbortController();
-  const onClose = (): void => abort.abort(ENDED);
-  res.on("close", onClose);
-  const events = open(abort.signal);
-  let timer: ReturnType<typeof setInterval> | undefined;
-  // The bytes this stream has charged to the budget and node may still hold: at most
-  // what its write buffer holds, given back as the buffer empties (`settle`).
-  const share = { held: 0, cut: (): void => {} };
-  const settle = (): void => {
-    const keep = res.destroyed ? 0 : Math.min(share.held, res.writableLength);
-    budget?.release(share.held - keep);
-    share.held = keep;
-  };
-  // Cut off by another stream's charge: it holds a frame the client has not read, and
-  // closing the connection is the only way to free it.
-  share.cut = (): void => {
-    budget?.release(share.held);
-    share.held = 0;
-    budget?.leave(share);
-    res.destroy();
-  };
-  const holder: BudgetHolder = share;
-  budget?.join(holder);
+  const stop = new StreamStop();
+  res.on("close", stop.abort);
+  const events = open(stop);
+  const writer = new SseWriter(res, budget);
+  budget?.join(writer);
+  let keepAlive: KeepAlive | null = null;
   try {
     const first = await events.next();
     if (!first.done && first.value.kind === "error") return plain(first.value);
     if (res.destroyed) return;
-    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", "x-accel-buffering": "no" });
-    // The head goes out with the first event; the events ready in one turn of the event
-    // loop go out in one write (corked until the turn's microtasks are done).
-    let corked = false;
-    const uncork = (): void => {
-      corked = false;
-      res.uncork();
-      settle();
-    };
-    let idle = true;
-    timer = setInterval(() => {
-      if (idle && !res.destroyed && res.writableLength === 0) res.write(": keep-alive\n\n");
-      idle = true;
-    }, keepAliveMs);
-    timer.unref();
+    // The head goes out with the first frames.
+    res.writeHead(200, SSE_HEAD);
+    keepAlive = keepAliveEvery(keepAliveMs);
+    keepAlive.add(writer);
     let item = first;
     while (!item.done && !res.destroyed) {
-      const out = render(item.value);
-      idle = false;
-      if (out !== null) {
-        // Bytes, not strings: what is charged is what node keeps (a string would be
-        // copied again by the socket when it cannot write it at once); a small frame in one
-        // buffer, a large one as its pieces (see `frameBytes`).
-        const pieces = frameBytes(out);
-        let size = 0;
-        for (const p of pieces) size += p.length;
-        settle();
-        if (budget !== null && !budget.charge(holder, size)) {
-          // It holds the most (or the frame is larger than the whole budget).
-          if (share.held > 0 || res.writableLength > 0) res.destroy();
-          else res.end(LAGGED);
-          return;
-        }
-        share.held += size;
-        if (!corked) {
-          corked = true;
-          res.cork();
-          process.nextTick(uncork);
-        }
-        let room = true;
-        for (const p of pieces) room = res.write(p) && room;
-        if (!room) await drained(res);
-        settle();
+      // Backpressure: node's buffer was full at the last write, and has not drained since.
+      if (res.writableNeedDrain) {
+        await drained(res);
+        writer.settle();
         if (res.destroyed) break; // cut off, or the client went: no next event
       }
+      const out = render(item.value);
+      writer.idle = false;
+      if (out !== null && !writer.send(out)) return;
       item = await events.next();
     }
+    writer.flush();
     res.end();
   } finally {
-    if (timer !== undefined) clearInterval(timer);
-    budget?.release(share.held);
-    share.held = 0;
-    budget?.leave(holder);
-    res.off("close", onClose);
-    abort.abort(ENDED);
+    keepAlive?.delete(writer);
+    writer.flush();
+    budget?.release(writer.held);
+    writer.held = 0;
+    budget?.leave(writer);
+    res.off("close", stop.abort);
+    stop.abort();
     await events.return(undefined);
   }
 }

@@ -9,7 +9,7 @@
  */
 
 import { A2aError } from "../errors.js";
-import type { Artifact, Message, RawJson, StreamResponse, Task, TaskStatus } from "../../generated/a2a/v1.js";
+import type { Artifact, Message, RawJson, StreamResponse, Task, TaskStatus, TaskStatusUpdateEvent } from "../../generated/a2a/v1.js";
 import { endsTurn, isTerminal, keyText, StoreError, type EventRecord, type LeaseChange, type PushConfigRecord, type TaskKey, type TaskRecord, type TaskStore } from "./store.js";
 
 /** A change to a task. */
@@ -39,23 +39,50 @@ export function applyChange(task: Task, change: Change): [Task, StreamResponse |
   const contextId = task.contextId ?? "";
   switch (change.kind) {
     case "status": {
-      const status: TaskStatus = change.status.timestamp === undefined ? { ...change.status, timestamp: now() } : change.status;
+      const status: TaskStatus = change.status.timestamp === undefined ? stamped(change.status) : change.status;
       const history = status.message === undefined ? task.history : [...(task.history ?? []), status.message];
-      const next: Task = { ...task, status, history };
-      return [next, { statusUpdate: { taskId: task.id, contextId, status, ...(change.metadata === undefined ? {} : { metadata: change.metadata }) } }];
+      const update: TaskStatusUpdateEvent = { taskId: task.id, contextId, status };
+      if (change.metadata !== undefined) update.metadata = change.metadata;
+      return [copyTask(task, status, task.artifacts, history), { statusUpdate: update }];
     }
     case "artifact": {
-      const artifacts = [...(task.artifacts ?? [])];
-      const at = artifacts.findIndex((a) => a.artifactId === change.artifact.artifactId);
+      const artifacts = task.artifacts === undefined ? [] : task.artifacts.slice();
+      const id = change.artifact.artifactId;
+      let at = -1;
+      for (let i = 0; i < artifacts.length; i++) {
+        if ((artifacts[i] as Artifact).artifactId === id) {
+          at = i;
+          break;
+        }
+      }
       if (at < 0) artifacts.push(change.artifact);
       else if (change.append) artifacts[at] = { ...(artifacts[at] as Artifact), parts: [...(artifacts[at] as Artifact).parts, ...change.artifact.parts] };
       else artifacts[at] = change.artifact;
       const event = { taskId: task.id, contextId, artifact: change.artifact, append: change.append, lastChunk: change.lastChunk };
-      return [{ ...task, artifacts }, { artifactUpdate: event }];
+      return [copyTask(task, task.status, artifacts, task.history), { artifactUpdate: event }];
     }
     case "history":
-      return [{ ...task, history: [...(task.history ?? []), change.message] }, null];
+      return [copyTask(task, task.status, task.artifacts, [...(task.history ?? []), change.message]), null];
   }
+}
+
+/** A task like `task` with these members, in the message's field order (members that are
+ * `undefined` left out). Built member by member rather than spread: a spread of tasks of
+ * changing shapes falls to V8's slow path, and this is on every commit. */
+function copyTask(task: Task, status: TaskStatus, artifacts: Artifact[] | undefined, history: Message[] | undefined): Task {
+  const out = { id: task.id } as Task;
+  if (task.contextId !== undefined) out.contextId = task.contextId;
+  out.status = status;
+  if (artifacts !== undefined) out.artifacts = artifacts;
+  if (history !== undefined) out.history = history;
+  if (task.metadata !== undefined) out.metadata = task.metadata;
+  return out;
+}
+
+/** `status` with the current time. Not `{ ...status, timestamp }`: V8 gives every object a
+ * spread of a small one makes a hidden class of its own, kept as long as the object is. */
+function stamped(status: TaskStatus): TaskStatus {
+  return status.message === undefined ? { state: status.state, timestamp: now() } : { state: status.state, message: status.message, timestamp: now() };
 }
 
 /** Whether an event ends a turn (a terminal or interrupted status, a task in one, a message). */
@@ -102,13 +129,18 @@ export interface Known {
 /** How many times a change is re-applied after losing a race. */
 const MAX_RETRIES = 16;
 
+/** What the hub wakes: a stream waiting for a task's next commit. */
+export interface HubWaiter {
+  wake(): void;
+}
+
 /**
  * Wakes the streams following task logs: a commit calls `notify`, a stream waits with
  * `changed` (registered before it reads, so a commit between its read and its wait is
- * not missed).
+ * not missed), or stays registered with `watch` while it follows a log.
  */
 export class EventHub {
-  private readonly waiting = new Map<string, Set<() => void>>();
+  private readonly waiting = new Map<string, Set<HubWaiter>>();
 
   /** Resolves at the next commit to `key`, when `signal` aborts, or when `wake` is called
    * (a reader that watches its own signal once for many waits passes none). */
@@ -116,27 +148,40 @@ export class EventHub {
     const k = keyText(key);
     let wake!: () => void;
     const promise = new Promise<void>((resolve) => (wake = resolve));
-    let set = this.waiting.get(k);
-    if (set === undefined) this.waiting.set(k, (set = new Set()));
-    const waiter = (): void => {
-      cancel();
-      wake();
+    const waiter = {
+      wake: (): void => {
+        cancel();
+        wake();
+      },
     };
     const cancel = (): void => {
-      const s = this.waiting.get(k);
-      s?.delete(waiter);
-      if (s?.size === 0) this.waiting.delete(k);
-      signal?.removeEventListener("abort", waiter);
+      this.unwatch(k, waiter);
+      signal?.removeEventListener("abort", waiter.wake);
     };
+    this.watch(k, waiter);
+    signal?.addEventListener("abort", waiter.wake, { once: true });
+    return { promise, wake: waiter.wake, cancel };
+  }
+
+  /** Wakes `waiter` at every commit to the task of `keyText` `k` until `unwatch`. */
+  watch(k: string, waiter: HubWaiter): void {
+    let set = this.waiting.get(k);
+    if (set === undefined) this.waiting.set(k, (set = new Set()));
     set.add(waiter);
-    signal?.addEventListener("abort", waiter, { once: true });
-    return { promise, wake: waiter, cancel };
+  }
+
+  unwatch(k: string, waiter: HubWaiter): void {
+    const set = this.waiting.get(k);
+    if (set === undefined) return;
+    set.delete(waiter);
+    if (set.size === 0) this.waiting.delete(k);
   }
 
   notify(key: TaskKey): void {
+    if (this.waiting.size === 0) return;
     const set = this.waiting.get(keyText(key));
     if (set === undefined) return;
-    for (const w of [...set]) w();
+    for (const w of [...set]) w.wake();
   }
 }
 
@@ -153,7 +198,7 @@ export class Tasks {
   ) {}
 
   /** Stores a new task: its first event is the task itself, then the events of `changes`. */
-  async create(key: TaskKey, task: Task, changes: readonly Change[], lease: LeaseChange, configs: readonly PushConfigRecord[] = []): Promise<[Known, EventRecord[]]> {
+  async create(key: TaskKey, task: Task, changes: readonly Change[], lease: LeaseChange, configs: readonly PushConfigRecord[] = []): Promise<[Known, readonly EventRecord[]]> {
     let current = task;
     const events: Array<{ event: StreamResponse; last: boolean }> = [{ event: { task }, last: false }];
     current = this.applyAll(current, changes, events);
@@ -161,7 +206,7 @@ export class Tasks {
       const committed = await this.store.commit({ key, task: current, expectedVersion: null, events, lease: this.leaseAfter(current, lease), push: this.push, configs });
       this.hub.notify(key);
       this.afterCommit?.();
-      return [{ task: current, version: committed.version }, [...committed.events]];
+      return [{ task: current, version: committed.version }, committed.events];
     } catch (e) {
       throw storeFailure(e);
     }
@@ -169,7 +214,7 @@ export class Tasks {
 
   /** Applies `changes` in one commit, to `known` when given, else to the stored task; a
    * stale `known` loses to a conflict and the changes are applied to the stored task. */
-  async apply(key: TaskKey, changes: readonly Change[], known: Known | null, lease: LeaseChange = "keep"): Promise<[Known, EventRecord[]]> {
+  async apply(key: TaskKey, changes: readonly Change[], known: Known | null, lease: LeaseChange = "keep"): Promise<[Known, readonly EventRecord[]]> {
     let base = known;
     for (let attempt = 0; attempt < MAX_RETRIES; attempt++) {
       if (base === null) {
@@ -182,7 +227,7 @@ export class Tasks {
         const committed = await this.store.commit({ key, task: next, expectedVersion: base.version, events, lease: this.leaseAfter(next, lease), push: this.push });
         this.hub.notify(key);
         this.afterCommit?.();
-        return [{ task: next, version: committed.version }, [...committed.events]];
+        return [{ task: next, version: committed.version }, committed.events];
       } catch (e) {
         if (e instanceof StoreError && e.code === "conflict") {
           base = null;
