@@ -13,7 +13,7 @@
 import { A2aError } from "../errors.js";
 import type { Artifact, Message, Part, RawJson, Task, TaskState } from "../../generated/a2a/v1.js";
 import { newUuid } from "./ids.js";
-import { endsTurn, type PushConfigRecord, type TaskKey } from "./store.js";
+import { endsTurn, type EventRecord, type PushConfigRecord, type TaskKey } from "./store.js";
 import { type Change, type Known, type Tasks } from "./tasks.js";
 
 /** What the executor is asked to do. */
@@ -61,6 +61,9 @@ export type First =
   | { readonly kind: "failed"; readonly error: A2aError };
 
 function ignore(): void {}
+
+/** The promise of a commit done at once. */
+const COMMITTED: Promise<void> = Promise.resolve();
 
 /** A promise with its resolver; the first `resolve` counts. */
 export class Deferred<T> {
@@ -197,28 +200,68 @@ export class TaskUpdater {
     return run;
   }
 
-  private async commit(change: Change): Promise<void> {
-    const lease = { set: { owner: this.owner, untilMs: Date.now() + this.leaseMs } };
+  private commit(change: Change): Promise<void> {
+    if (this.tasks.immediate === null) return this.commitLater(change);
+    // The memory store: the commit is done now, and its promise is an already settled one.
     try {
-      let result;
-      if (this.create !== null) {
-        const task = this.create;
-        this.create = null;
-        result = await this.tasks.create(this.key, task, [change], lease, this.configs);
-        this.first.resolve({ kind: "task", seq: result[1][0]?.seq ?? 1 });
-      } else {
-        result = await this.tasks.apply(this.key, [change], this.known, lease);
-        if (!this.first.settled) this.first.resolve({ kind: "task", seq: result[1][0]?.seq ?? 1 });
-      }
-      this.known = result[0];
-      if (endsTurn(result[0].task.status.state)) this.turnEnd.resolve(result[0].task);
+      this.commitNow(change);
+      return COMMITTED;
     } catch (e) {
-      const error = e instanceof A2aError ? e : new A2aError("Internal", String(e));
-      this.first.resolve({ kind: "failed", error });
-      throw error;
+      return Promise.reject(e);
     } finally {
       this.pending--;
     }
+  }
+
+  private commitNow(change: Change): void {
+    const lease = { set: { owner: this.owner, untilMs: Date.now() + this.leaseMs } };
+    try {
+      let result;
+      const task = this.create;
+      if (task !== null) {
+        this.create = null;
+        result = this.tasks.createNow(this.key, task, [change], lease, this.configs);
+      } else {
+        result = this.tasks.applyNow(this.key, [change], this.known, lease);
+      }
+      this.committed(result);
+    } catch (e) {
+      throw this.failed(e);
+    }
+  }
+
+  private async commitLater(change: Change): Promise<void> {
+    const lease = { set: { owner: this.owner, untilMs: Date.now() + this.leaseMs } };
+    try {
+      let result;
+      const task = this.create;
+      if (task !== null) {
+        this.create = null;
+        result = await this.tasks.create(this.key, task, [change], lease, this.configs);
+      } else {
+        result = await this.tasks.apply(this.key, [change], this.known, lease);
+      }
+      this.committed(result);
+    } catch (e) {
+      throw this.failed(e);
+    } finally {
+      this.pending--;
+    }
+  }
+
+  /** What a commit tells: the first update's sequence number, the task as it is now, the
+   * turn's end. */
+  private committed(result: readonly [Known, readonly EventRecord[]]): void {
+    if (!this.first.settled) this.first.resolve({ kind: "task", seq: result[1][0]?.seq ?? 1 });
+    this.known = result[0];
+    if (endsTurn(result[0].task.status.state)) this.turnEnd.resolve(result[0].task);
+  }
+
+  /** A failed commit: the first update's failure when it was the first; the error to throw. */
+  private failed(e: unknown): A2aError {
+    const error = e instanceof A2aError ? e : new A2aError("Internal", String(e));
+    this.first.resolve({ kind: "failed", error });
+    return error;
   }
 
   /** Waits until every update made so far is committed. */

@@ -6,6 +6,7 @@
  */
 
 import { ENCODERS } from "../../generated/a2a/v1.codec.js";
+import type { StreamResponse } from "../../generated/a2a/v1.js";
 import { isTerminal, keyText, StoreError, statusMs, type Commit, type Committed, type DeadLetter, type Delivery, type EventPage, type EventRecord, type ListPage, type ListQuery, type PushConfigRecord, type TaskKey, type TaskRecord, type TaskStore } from "./store.js";
 
 /** Options of the memory store. */
@@ -31,8 +32,15 @@ interface Queued {
 interface Entry {
   readonly key: TaskKey;
   record: TaskRecord;
-  events: EventRecord[];
+  /** The events held, oldest first: the first is number `firstSeq`, the others follow. Kept
+   * as the events themselves, their records made when they are read (two objects fewer
+   * per event for as long as the task is kept). */
+  events: StreamResponse[];
+  firstSeq: number;
   lastSeq: number;
+  /** The number of the held event marked `last` (0: none), and of any other such. */
+  lastMark: number;
+  moreLasts: number[] | null;
   /** Made at the first push config (most tasks have none). */
   configs: Map<string, PushConfigRecord> | null;
   /** In the eviction queue (it was terminal when committed). */
@@ -80,8 +88,9 @@ export class MemoryStore implements TaskStore {
     return this.commitNow(commit);
   }
 
-  /** `commit`'s work, done at once (the memory store never waits). */
-  private commitNow(commit: Commit): Committed {
+  /** `commit`, done at once: the server's commits skip its promise (the memory store never
+   * waits). @throws StoreError as `commit` rejects */
+  commitNow(commit: Commit): Committed {
     const key = commit.key;
     const entry = this.find(key);
     if (commit.expectedVersion === null) {
@@ -117,7 +126,7 @@ export class MemoryStore implements TaskStore {
     };
     let target: Entry;
     if (entry === undefined) {
-      target = { key, record, events: [], lastSeq: 0, configs: null, queued: false, gone: false };
+      target = { key, record, events: [], firstSeq: 1, lastSeq: 0, lastMark: 0, moreLasts: null, configs: null, queued: false, gone: false };
       let ids = this.tenants.get(key.tenant);
       if (ids === undefined) this.tenants.set(key.tenant, (ids = new Map()));
       ids.set(key.id, target);
@@ -134,11 +143,20 @@ export class MemoryStore implements TaskStore {
     const events = commit.events;
     for (let i = 0; i < events.length; i++) {
       const e = events[i] as Commit["events"][number];
-      const ev: EventRecord = { seq: ++target.lastSeq, event: e.event, last: e.last };
-      target.events.push(ev);
-      written.push(ev);
+      const seq = ++target.lastSeq;
+      target.events.push(e.event);
+      if (e.last) {
+        if (target.lastMark === 0) target.lastMark = seq;
+        else (target.moreLasts ??= []).push(seq);
+      }
+      written.push({ seq, event: e.event, last: e.last });
     }
-    if (target.events.length > this.maxEvents) target.events.splice(0, target.events.length - this.maxEvents);
+    if (target.events.length > this.maxEvents) {
+      const drop = target.events.length - this.maxEvents;
+      target.events.splice(0, drop);
+      target.firstSeq += drop;
+
+    }
     const configs = commit.configs;
     if (configs !== undefined && configs.length > 0) {
       const held = (target.configs ??= new Map());
@@ -198,6 +216,11 @@ export class MemoryStore implements TaskStore {
   }
 
   async getTask(key: TaskKey): Promise<TaskRecord | null> {
+    return this.getTaskNow(key);
+  }
+
+  /** `getTask`, done at once. */
+  getTaskNow(key: TaskKey): TaskRecord | null {
     const e = this.find(key);
     return e === undefined ? null : e.record;
   }
@@ -224,10 +247,17 @@ export class MemoryStore implements TaskStore {
   async readEvents(key: TaskKey, after: number, limit: number): Promise<EventPage> {
     const entry = this.entry(key);
     const events = entry.events;
-    const firstHeld = events[0]?.seq ?? 0;
+    if (events.length === 0) return { events: [], firstHeld: 0, lastWritten: entry.lastSeq };
+    const firstHeld = entry.firstSeq;
     // Sequence numbers are consecutive within what is held: index by arithmetic.
     const startIndex = Math.max(0, after + 1 - firstHeld);
-    return { events: events.slice(startIndex, startIndex + limit), firstHeld, lastWritten: entry.lastSeq };
+    const end = Math.min(events.length, startIndex + Math.max(0, limit));
+    const out: EventRecord[] = [];
+    for (let i = startIndex; i < end; i++) {
+      const seq = firstHeld + i;
+      out.push({ seq, event: events[i] as StreamResponse, last: seq === entry.lastMark || (entry.moreLasts !== null && entry.moreLasts.includes(seq)) });
+    }
+    return { events: out, firstHeld, lastWritten: entry.lastSeq };
   }
 
   async putPushConfig(record: PushConfigRecord): Promise<void> {
@@ -285,9 +315,9 @@ export class MemoryStore implements TaskStore {
   private delivery(q: Queued): Delivery {
     const entry = this.find(q.key);
     const config = entry?.configs?.get(q.configId)?.config ?? null;
-    const first = entry?.events[0]?.seq ?? 0;
-    const held = entry?.events[q.seq - first];
-    const event = held !== undefined && held.seq === q.seq ? ENCODERS.StreamResponse(held.event) : null;
+    const at = entry === undefined ? -1 : q.seq - entry.firstSeq;
+    const held = entry !== undefined && at >= 0 ? entry.events[at] : undefined;
+    const event = held !== undefined ? ENCODERS.StreamResponse(held) : null;
     return { id: q.id, task: q.key, configId: q.configId, config, seq: q.seq, event, attempts: q.attempts };
   }
 

@@ -60,6 +60,15 @@ export async function send(core: A2aCore, cx: CallContext, req: SendMessageReque
  * Built member by member in the order `{ ...message, taskId, contextId }` gives: V8 gives
  * each object spread from a small one a hidden class of its own, kept as long as the task. */
 function withIds(m: Message, taskId: string, contextId: string): Message {
+  // Most messages name neither (nor anything else): one literal, its members in the object.
+  let plain = true;
+  for (const k in m) {
+    if (k !== "messageId" && k !== "role" && k !== "parts") {
+      plain = false;
+      break;
+    }
+  }
+  if (plain) return { messageId: m.messageId, role: m.role, parts: m.parts, taskId, contextId };
   const out = { messageId: m.messageId } as Message;
   if ("contextId" in m) out.contextId = contextId;
   if ("taskId" in m) out.taskId = taskId;

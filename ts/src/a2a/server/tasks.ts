@@ -10,7 +10,8 @@
 
 import { A2aError } from "../errors.js";
 import type { Artifact, Message, RawJson, StreamResponse, Task, TaskStatus, TaskStatusUpdateEvent } from "../../generated/a2a/v1.js";
-import { endsTurn, isTerminal, keyText, StoreError, type EventRecord, type LeaseChange, type PushConfigRecord, type TaskKey, type TaskRecord, type TaskStore } from "./store.js";
+import { MemoryStore } from "./memory-store.js";
+import { endsTurn, isTerminal, keyText, StoreError, type Committed, type EventRecord, type LeaseChange, type PushConfigRecord, type TaskKey, type TaskRecord, type TaskStore } from "./store.js";
 
 /** A change to a task. */
 export type Change =
@@ -70,7 +71,13 @@ export function applyChange(task: Task, change: Change): [Task, StreamResponse |
  * `undefined` left out). Built member by member rather than spread: a spread of tasks of
  * changing shapes falls to V8's slow path, and this is on every commit. */
 function copyTask(task: Task, status: TaskStatus, artifacts: Artifact[] | undefined, history: Message[] | undefined): Task {
-  const out = { id: task.id } as Task;
+  const { id, contextId } = task;
+  // The server's own tasks: one literal each, every member in the object itself.
+  if (contextId !== undefined && task.metadata === undefined) {
+    if (artifacts !== undefined) return history !== undefined ? { id, contextId, status, artifacts, history } : { id, contextId, status, artifacts };
+    return history !== undefined ? { id, contextId, status, history } : { id, contextId, status };
+  }
+  const out = { id } as Task;
   if (task.contextId !== undefined) out.contextId = task.contextId;
   out.status = status;
   if (artifacts !== undefined) out.artifacts = artifacts;
@@ -191,22 +198,37 @@ export class Tasks {
   push = false;
   /** Called after every commit (wakes the push worker). */
   afterCommit: (() => void) | null = null;
+  /** The store when it is the memory store (its `commit` and `getTask` its own): its work
+   * is done at once, and `createNow`, `applyNow` and `readNow` skip the promises. */
+  readonly immediate: MemoryStore | null;
 
   constructor(
     readonly store: TaskStore,
     readonly hub: EventHub = new EventHub(),
-  ) {}
+  ) {
+    this.immediate = store instanceof MemoryStore && store.commit === MemoryStore.prototype.commit && store.getTask === MemoryStore.prototype.getTask ? store : null;
+  }
 
   /** Stores a new task: its first event is the task itself, then the events of `changes`. */
   async create(key: TaskKey, task: Task, changes: readonly Change[], lease: LeaseChange, configs: readonly PushConfigRecord[] = []): Promise<[Known, readonly EventRecord[]]> {
-    let current = task;
+    if (this.immediate !== null) return this.createNow(key, task, changes, lease, configs);
     const events: Array<{ event: StreamResponse; last: boolean }> = [{ event: { task }, last: false }];
-    current = this.applyAll(current, changes, events);
+    const current = this.applyAll(task, changes, events);
     try {
       const committed = await this.store.commit({ key, task: current, expectedVersion: null, events, lease: this.leaseAfter(current, lease), push: this.push, configs });
-      this.hub.notify(key);
-      this.afterCommit?.();
-      return [{ task: current, version: committed.version }, committed.events];
+      return this.committed(key, current, committed);
+    } catch (e) {
+      throw storeFailure(e);
+    }
+  }
+
+  /** `create` on the memory store (`immediate`), done at once. @throws A2aError */
+  createNow(key: TaskKey, task: Task, changes: readonly Change[], lease: LeaseChange, configs: readonly PushConfigRecord[] = []): [Known, readonly EventRecord[]] {
+    const events: Array<{ event: StreamResponse; last: boolean }> = [{ event: { task }, last: false }];
+    const current = this.applyAll(task, changes, events);
+    try {
+      const committed = (this.immediate as MemoryStore).commitNow({ key, task: current, expectedVersion: null, events, lease: this.leaseAfter(current, lease), push: this.push, configs });
+      return this.committed(key, current, committed);
     } catch (e) {
       throw storeFailure(e);
     }
@@ -215,6 +237,7 @@ export class Tasks {
   /** Applies `changes` in one commit, to `known` when given, else to the stored task; a
    * stale `known` loses to a conflict and the changes are applied to the stored task. */
   async apply(key: TaskKey, changes: readonly Change[], known: Known | null, lease: LeaseChange = "keep"): Promise<[Known, readonly EventRecord[]]> {
+    if (this.immediate !== null) return this.applyNow(key, changes, known, lease);
     let base = known;
     for (let attempt = 0; attempt < MAX_RETRIES; attempt++) {
       if (base === null) {
@@ -225,9 +248,7 @@ export class Tasks {
       const next = this.applyAll(base.task, changes, events);
       try {
         const committed = await this.store.commit({ key, task: next, expectedVersion: base.version, events, lease: this.leaseAfter(next, lease), push: this.push });
-        this.hub.notify(key);
-        this.afterCommit?.();
-        return [{ task: next, version: committed.version }, committed.events];
+        return this.committed(key, next, committed);
       } catch (e) {
         if (e instanceof StoreError && e.code === "conflict") {
           base = null;
@@ -239,11 +260,56 @@ export class Tasks {
     throw new A2aError("Internal", `task ${key.id} kept changing concurrently; the change was given up`);
   }
 
+  /** `apply` on the memory store (`immediate`), done at once. @throws A2aError */
+  applyNow(key: TaskKey, changes: readonly Change[], known: Known | null, lease: LeaseChange = "keep"): [Known, readonly EventRecord[]] {
+    const store = this.immediate as MemoryStore;
+    let base = known;
+    for (let attempt = 0; attempt < MAX_RETRIES; attempt++) {
+      if (base === null) {
+        const rec = this.readNow(key);
+        base = { task: rec.task, version: rec.version };
+      }
+      const events: Array<{ event: StreamResponse; last: boolean }> = [];
+      const next = this.applyAll(base.task, changes, events);
+      try {
+        const committed = store.commitNow({ key, task: next, expectedVersion: base.version, events, lease: this.leaseAfter(next, lease), push: this.push });
+        return this.committed(key, next, committed);
+      } catch (e) {
+        if (e instanceof StoreError && e.code === "conflict") {
+          base = null;
+          continue;
+        }
+        throw storeFailure(e);
+      }
+    }
+    throw new A2aError("Internal", `task ${key.id} kept changing concurrently; the change was given up`);
+  }
+
+  /** After a commit: the streams and the push worker woken; what the writer knows now. */
+  private committed(key: TaskKey, task: Task, committed: Committed): [Known, readonly EventRecord[]] {
+    this.hub.notify(key);
+    this.afterCommit?.();
+    return [{ task, version: committed.version }, committed.events];
+  }
+
   /** The stored task. @throws A2aError TaskNotFound */
   async read(key: TaskKey): Promise<TaskRecord> {
+    if (this.immediate !== null) return this.readNow(key);
     let rec: TaskRecord | null;
     try {
       rec = await this.store.getTask(key);
+    } catch (e) {
+      throw storeFailure(e);
+    }
+    if (rec === null) throw taskNotFound(key.id);
+    return rec;
+  }
+
+  /** `read` on the memory store (`immediate`), done at once. @throws A2aError TaskNotFound */
+  readNow(key: TaskKey): TaskRecord {
+    let rec: TaskRecord | null;
+    try {
+      rec = (this.immediate as MemoryStore).getTaskNow(key);
     } catch (e) {
       throw storeFailure(e);
     }
