@@ -96,6 +96,7 @@ class Deadlines {
   private head: BodyRead | null = null;
   private tail: BodyRead | null = null;
   private timer: ReturnType<typeof setTimeout> | null = null;
+  private firing = false;
 
   constructor(readonly ms: number) {}
 
@@ -106,7 +107,7 @@ class Deadlines {
     if (this.tail === null) this.head = read;
     else this.tail.next = read;
     this.tail = read;
-    if (this.timer === null) this.arm(this.ms);
+    if (this.timer === null && !this.firing) this.arm(this.ms);
   }
 
   remove(read: BodyRead): void {
@@ -125,15 +126,22 @@ class Deadlines {
   }
 
   private readonly fire = (): void => {
-    this.timer = null;
+    // While the expired reads are answered, a read added does not arm a timer: it is
+    // armed below, for the earliest deadline left.
+    this.firing = true;
     const now = performance.now();
     let read = this.head;
-    while (read !== null && read.deadline <= now) {
-      this.remove(read);
-      read.expire();
-      read = this.head;
+    try {
+      while (read !== null && read.deadline <= now) {
+        this.remove(read);
+        read.expire();
+        read = this.head;
+      }
+    } finally {
+      this.firing = false;
+      this.timer = null;
+      if (this.head !== null) this.arm(this.head.deadline - now);
     }
-    if (read !== null) this.arm(read.deadline - now);
   };
 }
 

@@ -104,15 +104,25 @@ class Follow extends Source implements HubWaiter {
     }
   }
 
-  async next(): Promise<IteratorResult<StreamOut, void>> {
+  next(): Promise<IteratorResult<StreamOut, void>> {
+    // An event of the page read last: no async function's frame for it.
+    if (!this.ended && this.at < this.page.length) return Promise.resolve(this.take());
+    return this.read();
+  }
+
+  /** The next event of the page. */
+  private take(): IteratorResult<StreamOut, void> {
+    const ev = this.page[this.at++] as EventRecord;
+    this.cursor = ev.seq;
+    if (ev.last || (this.stop !== undefined && this.stop(ev.event))) this.close();
+    return { done: false, value: { kind: "event", seq: ev.seq, event: ev.event } };
+  }
+
+  /** Reads the log (and waits for a commit when it has nothing new). */
+  private async read(): Promise<IteratorResult<StreamOut, void>> {
     for (;;) {
       if (this.ended) return DONE;
-      if (this.at < this.page.length) {
-        const ev = this.page[this.at++] as EventRecord;
-        this.cursor = ev.seq;
-        if (ev.last || (this.stop !== undefined && this.stop(ev.event))) this.close();
-        return { done: false, value: { kind: "event", seq: ev.seq, event: ev.event } };
-      }
+      if (this.at < this.page.length) return this.take();
       if (this.signal.aborted) {
         this.close();
         return DONE;

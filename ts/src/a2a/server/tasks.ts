@@ -147,7 +147,8 @@ export interface HubWaiter {
  * not missed), or stays registered with `watch` while it follows a log.
  */
 export class EventHub {
-  private readonly waiting = new Map<string, Set<HubWaiter>>();
+  /** By task key text: its one waiter, or a set of them. */
+  private readonly waiting = new Map<string, HubWaiter | Set<HubWaiter>>();
 
   /** Resolves at the next commit to `key`, when `signal` aborts, or when `wake` is called
    * (a reader that watches its own signal once for many waits passes none). */
@@ -172,23 +173,27 @@ export class EventHub {
 
   /** Wakes `waiter` at every commit to the task of `keyText` `k` until `unwatch`. */
   watch(k: string, waiter: HubWaiter): void {
-    let set = this.waiting.get(k);
-    if (set === undefined) this.waiting.set(k, (set = new Set()));
-    set.add(waiter);
+    const held = this.waiting.get(k);
+    if (held === undefined) this.waiting.set(k, waiter);
+    else if (held instanceof Set) held.add(waiter);
+    else if (held !== waiter) this.waiting.set(k, new Set([held, waiter]));
   }
 
   unwatch(k: string, waiter: HubWaiter): void {
-    const set = this.waiting.get(k);
-    if (set === undefined) return;
-    set.delete(waiter);
-    if (set.size === 0) this.waiting.delete(k);
+    const held = this.waiting.get(k);
+    if (held === waiter) this.waiting.delete(k);
+    else if (held instanceof Set) {
+      held.delete(waiter);
+      if (held.size === 0) this.waiting.delete(k);
+    }
   }
 
   notify(key: TaskKey): void {
     if (this.waiting.size === 0) return;
-    const set = this.waiting.get(keyText(key));
-    if (set === undefined) return;
-    for (const w of [...set]) w.wake();
+    const held = this.waiting.get(keyText(key));
+    if (held === undefined) return;
+    if (held instanceof Set) for (const w of [...held]) w.wake();
+    else held.wake();
   }
 }
 
