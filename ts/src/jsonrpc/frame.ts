@@ -216,22 +216,38 @@ export class Scanner {
     return this.data[this.at++] as number;
   }
 
-  /** A string's raw contents (escapes left as they are), or `null`. */
+  /** A string's raw contents (escapes left as they are, bytes as Latin-1), or `null`. */
   string(): string | null {
     if (this.punct() !== 0x22) return null;
     const start = this.at;
     if (!this.skipStringRest()) return null;
-    return Buffer.from(this.data.subarray(start, this.at - 1)).toString("latin1");
+    const data = this.data;
+    const end = this.at - 1;
+    if (end - start > 32) return Buffer.from(data.buffer, data.byteOffset + start, end - start).toString("latin1");
+    let out = "";
+    for (let i = start; i < end; i++) out += String.fromCharCode(data[i] as number);
+    return out;
   }
 
+  /** Skips to just after the closing quote of the string whose opening quote was just
+   * read: each quote found is the closing one unless an odd run of backslashes escapes it. */
   private skipStringRest(): boolean {
     const data = this.data;
-    while (this.at < data.length) {
-      const c = data[this.at++];
-      if (c === 0x5c) this.at++; // skip the escaped byte
-      else if (c === 0x22) return true;
+    let from = this.at;
+    for (;;) {
+      const quote = data.indexOf(0x22, from);
+      if (quote < 0) {
+        this.at = data.length;
+        return false;
+      }
+      let slashes = 0;
+      while (quote - slashes - 1 >= this.at && data[quote - slashes - 1] === 0x5c) slashes++;
+      if ((slashes & 1) === 0) {
+        this.at = quote + 1;
+        return true;
+      }
+      from = quote + 1;
     }
-    return false;
   }
 
   /** Skips one complete value; `false` when the prefix ends inside it. */

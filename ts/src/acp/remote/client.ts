@@ -270,12 +270,17 @@ class HttpTransport implements Transport {
       for (;;) {
         const chunk = await reader.read();
         if (chunk.done) return;
-        for (const data of parser.feed(chunk.value)) {
+        const events = parser.feed(chunk.value);
+        if (events.length === 0) continue;
+        for (const data of events) {
           const message = scan(data);
-          if (session === null) this.openedBy(data);
-          else if (message !== null && message.isRequest && message.id !== undefined) this.answerRoutes.set(idKey(message.id), session);
-          if (!(await this.feed.put(data))) return;
+          if (message === null) continue;
+          if (session === null) {
+            const opened = message.resultSession;
+            if (opened !== undefined) void this.openStream(opened);
+          } else if (message.isRequest && message.id !== undefined) this.answerRoutes.set(idKey(message.id), session);
         }
+        if (!(await this.feed.putMany(events))) return; // all the chunk's events at once
       }
     } catch {
       // The stream failed: handled below like its end.

@@ -12,6 +12,12 @@
  * its capacity (the transport stops reading its socket), and `LineSink.write` waits while
  * the destination holds more than its own capacity (the connection's writer stops, its
  * outgoing queue fills, senders wait), for at most the stall timeout.
+ *
+ * Both work in batches: the messages a transport read together are queued together
+ * (`putMany`, one buffer, read as one chunk), and the lines of one write of the
+ * connection's writer are handed over together (`LineDestination.deliverAll`), so a
+ * stream of small messages costs one promise and one socket write per batch, not per
+ * message.
  */
 
 import { SinkClosed, type ByteSink, type ByteSource } from "../../jsonrpc/transport.js";
@@ -61,16 +67,43 @@ export class MessageFeed implements ByteSource {
   }
 
   /** Queues `message` as a line; `false` when the feed was closed (it is dropped). */
-  async put(message: Uint8Array): Promise<boolean> {
+  put(message: Uint8Array): Promise<boolean> {
+    return this.putMany([message]);
+  }
+
+  /** Queues `messages` as lines, in order, all at once once there is room (a batch is
+   * always accepted into a feed at or under its capacity, as one message is); `false`
+   * when the feed was closed (they are dropped). They are copied as they are queued: the
+   * caller may hand views of a buffer it keeps reading into. */
+  async putMany(messages: readonly Uint8Array[]): Promise<boolean> {
     while (this.size > this.capacity && !this.isClosed) {
       await new Promise<void>((resolve) => this.writable.push(resolve));
     }
     if (this.isClosed) return false;
-    const line = oneLine(message);
-    this.chunks.push(line, NEWLINE);
-    this.size += line.length + 1;
+    if (messages.length === 0) return true;
+    this.append(messages);
     this.wakeReader();
     return true;
+  }
+
+  /** The lines of `messages` (each with its LF) in one buffer. */
+  private append(messages: readonly Uint8Array[]): void {
+    let total = 0;
+    const lines: Uint8Array[] = [];
+    for (const message of messages) {
+      const line = oneLine(message);
+      lines.push(line);
+      total += line.length + 1;
+    }
+    const out = Buffer.allocUnsafe(total);
+    let at = 0;
+    for (const line of lines) {
+      out.set(line, at);
+      at += line.length;
+      out[at++] = LF;
+    }
+    this.chunks.push(out);
+    this.size += total;
   }
 
   async read(): Promise<Uint8Array | null> {
@@ -78,7 +111,7 @@ export class MessageFeed implements ByteSource {
       if (this.isClosed) return null;
       await new Promise<void>((resolve) => (this.readable = resolve));
     }
-    const data = Buffer.concat(this.chunks, this.size);
+    const data = this.chunks.length === 1 ? (this.chunks[0] as Uint8Array) : Buffer.concat(this.chunks, this.size);
     this.chunks = [];
     this.size = 0;
     this.wakeWriters();
@@ -109,12 +142,12 @@ export class MessageFeed implements ByteSource {
   }
 }
 
-const NEWLINE = new Uint8Array([LF]);
-
 /** What a `LineSink` hands its lines to. */
 export interface LineDestination {
   /** Takes one line (without its LF), synchronously; it queues it wherever it goes. */
   deliver(line: Uint8Array): void;
+  /** Takes the lines of one write at once, in order (else `deliver` gets each). */
+  deliverAll?(lines: readonly Uint8Array[]): void;
   /** The bytes queued there and not sent yet. */
   pending(): number;
   /** Told once, when the connection closes its output or the owner closes the sink. */
@@ -152,13 +185,18 @@ export class LineSink implements ByteSink {
       this.partial = null;
     }
     let start = 0;
+    const lines: Uint8Array[] = [];
     for (;;) {
       const end = data.indexOf(LF, start);
       if (end < 0) break;
-      if (end > start) this.destination.deliver(data.subarray(start, end));
+      if (end > start) lines.push(data.subarray(start, end));
       start = end + 1;
     }
     if (start < data.length) this.partial = data.slice(start);
+    const destination = this.destination;
+    if (destination.deliverAll !== undefined) {
+      if (lines.length > 0) destination.deliverAll(lines);
+    } else for (const line of lines) destination.deliver(line);
     if (this.destination.pending() > this.capacity) await this.waitForRoom();
     if (this.isClosed) throw new SinkClosed("the remote transport is closed");
   }

@@ -31,7 +31,7 @@ import type { Duplex } from "node:stream";
 import { resolveLimits, type ResolvedLimits, type ServerLimits } from "./limits.js";
 import { CONNECTION_ID_HEADER, isBatch, scan, SESSION_ID_HEADER } from "./routing.js";
 import { ServedConnection, type ConnectFn, type OutStream } from "./served.js";
-import { eventParts, KEEPALIVE } from "./sse.js";
+import { encodeEvents, KEEPALIVE } from "./sse.js";
 import { acceptKey, CloseCode, WebSocketEnd } from "./websocket.js";
 
 /** Where the server answers (`null`: any path) and how much it holds. */
@@ -238,10 +238,14 @@ export class RemoteAgentServer {
         const lines = stream.take();
         let room: boolean;
         if (lines.length > 0) {
-          res.cork();
-          for (const line of lines) for (const part of eventParts(line)) room = res.write(part);
-          res.uncork();
-          room = !res.writableNeedDrain;
+          const pieces = encodeEvents(lines);
+          if (pieces.length === 1) room = res.write(pieces[0] as Uint8Array); // one chunk for all of them
+          else {
+            res.cork();
+            for (const piece of pieces) res.write(piece);
+            res.uncork();
+            room = !res.writableNeedDrain;
+          }
         } else if (connection.ended) {
           break;
         } else {
@@ -288,10 +292,10 @@ export class RemoteAgentServer {
   private async websocket(connection: ServedConnection, socket: WebSocketEnd): Promise<void> {
     const reading = (async () => {
       for (;;) {
-        const message = await socket.receive();
-        if (message === null) return;
+        const messages = await socket.receiveMany();
+        if (messages === null) return;
         connection.touch();
-        if (!(await connection.feed.put(message))) return;
+        if (!(await connection.feed.putMany(messages))) return;
       }
     })();
     const writing = wsWrite(connection, socket);
@@ -313,8 +317,7 @@ async function wsWrite(connection: ServedConnection, socket: WebSocketEnd): Prom
     await stream.wait(null);
     const lines = stream.take();
     if (lines.length === 0 && connection.ended) return;
-    let room = true;
-    for (const line of lines) room = socket.sendText(line);
+    const room = socket.sendTexts(lines); // one write for all of them
     if (socket.closed) return;
     if (!room) {
       const wake = await Promise.race([socket.drained().then(() => "drained" as const), connection.done.then(() => "ended" as const)]);

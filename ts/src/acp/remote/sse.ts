@@ -10,9 +10,46 @@ export const KEEPALIVE = Buffer.from(": keepalive\n\n");
 const DATA_PREFIX = Buffer.from("data: ");
 const EVENT_END = Buffer.from("\n\n");
 
-/** The pieces of one event carrying `message` (a line without line breaks). */
-export function eventParts(message: Uint8Array): Uint8Array[] {
-  return [DATA_PREFIX, message, EVENT_END];
+/** Messages up to this size are copied into the buffer of the events around them;
+ * a larger one is written as it is, between its event's prefix and end. */
+const COPY_LIMIT = 16 * 1024;
+/** The size one buffer of small events grows to before the next one starts. */
+const BATCH_BYTES = 64 * 1024;
+
+/** The events carrying `messages` (lines without line breaks), in order, as few buffers
+ * as is cheap: runs of small events share one buffer, a large message is not copied. */
+export function encodeEvents(messages: readonly Uint8Array[]): Uint8Array[] {
+  const extra = DATA_PREFIX.length + EVENT_END.length;
+  const pieces: Uint8Array[] = [];
+  const count = messages.length;
+  let i = 0;
+  while (i < count) {
+    const first = messages[i] as Uint8Array;
+    if (first.length > COPY_LIMIT) {
+      pieces.push(DATA_PREFIX, first, EVENT_END);
+      i++;
+      continue;
+    }
+    let size = 0;
+    let end = i;
+    while (end < count) {
+      const length = (messages[end] as Uint8Array).length;
+      if (length > COPY_LIMIT || (end > i && size + length + extra > BATCH_BYTES)) break;
+      size += length + extra;
+      end++;
+    }
+    const out = Buffer.allocUnsafe(size);
+    let at = 0;
+    for (; i < end; i++) {
+      const message = messages[i] as Uint8Array;
+      at += DATA_PREFIX.copy(out, at);
+      out.set(message, at);
+      at += message.length;
+      at += EVENT_END.copy(out, at);
+    }
+    pieces.push(out);
+  }
+  return pieces;
 }
 
 /** Splits an event stream, fed in chunks, into the `data` of its events (the lines of

@@ -97,6 +97,7 @@ export class WebSocketTransport {
     this.sink = new LineSink(
       {
         deliver: (line) => this.socket?.sendText(line),
+        deliverAll: (lines) => this.socket?.sendTexts(lines),
         pending: () => this.socket?.socket.writableLength ?? 0,
       },
       queuedBytes,
@@ -117,8 +118,8 @@ export class WebSocketTransport {
   private async read(socket: WebSocketEnd): Promise<void> {
     try {
       for (;;) {
-        const message = await socket.receive();
-        if (message === null || !(await this.feed.put(message))) return;
+        const messages = await socket.receiveMany();
+        if (messages === null || !(await this.feed.putMany(messages))) return;
       }
     } finally {
       this.feed.close();
