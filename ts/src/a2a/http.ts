@@ -51,8 +51,9 @@ export const A2A_JSON = "application/a2a+json";
 /** Whether a request body's `Content-Type` is one A2A reads (or absent). */
 export function contentTypeOk(headers: Headers): boolean {
   const ct = header(headers, "content-type");
-  if (ct === undefined) return true;
-  const base = (ct.split(";")[0] ?? "").trim().toLowerCase();
+  if (ct === undefined || ct === "application/json" || ct === A2A_JSON) return true;
+  const semicolon = ct.indexOf(";");
+  const base = (semicolon < 0 ? ct : ct.slice(0, semicolon)).trim().toLowerCase();
   return base === "application/json" || base === A2A_JSON;
 }
 
@@ -77,8 +78,8 @@ export interface VersionOptions {
 /** The version a request names (`A2A-Version` header, any case, else the query parameter
  * of that name), trimmed; `undefined` when it names none. */
 export function requestedVersion(headers: Headers, query: string): string | undefined {
-  const v = header(headers, "a2a-version")?.trim();
-  if (v !== undefined) return v;
+  const h = header(headers, "a2a-version");
+  if (h !== undefined) return h === "1.0" ? h : h.trim();
   for (const [k, value] of queryPairs(query)) if (k.toLowerCase() === "a2a-version") return value;
   return undefined;
 }
@@ -86,6 +87,7 @@ export function requestedVersion(headers: Headers, query: string): string | unde
 /** Whether a request is A2A 0.3: it says 0.3, or says nothing and `missingVersion` is not 1.0. */
 export function isV03(headers: Headers, query: string, options: VersionOptions = {}): boolean {
   const v = requestedVersion(headers, query);
+  if (v === "1.0") return false;
   if (v === undefined) return options.missingVersion !== "1.0";
   const parts = v.split(".");
   return parts[0] === "0" && parts[1] === "3";
@@ -100,6 +102,7 @@ export function isV03(headers: Headers, query: string, options: VersionOptions =
  */
 export function checkVersion(headers: Headers, query: string, options: VersionOptions = {}): A2aError | null {
   const v = requestedVersion(headers, query);
+  if (v === "1.0") return null;
   const given = v ?? "";
   const parts = given.split(".");
   if (parts[0] === "1" && parts[1] === "0") return null;

@@ -107,7 +107,8 @@ export class A2aCore {
 
   /** Runs one request. @throws A2aError the refusal to answer */
   async handle(cx: CallContext, request: A2aRequest): Promise<Answer> {
-    for (const interceptor of this.options.interceptors ?? []) interceptor(cx, request);
+    const interceptors = this.options.interceptors;
+    if (interceptors !== undefined) for (const interceptor of interceptors) interceptor(cx, request);
     switch (request.operation) {
       case "SendMessage":
         return send(this, cx, request.params, false);

@@ -80,7 +80,13 @@ export class MemoryStore implements TaskStore {
     this.maxDead = options.maxDeadLetters ?? 1_000;
   }
 
+  /** The entry last committed: the commits of a turn (and its lease's release) come with
+   * the same key object, and find it without two map lookups. */
+  private recent: Entry | null = null;
+
   private find(key: TaskKey): Entry | undefined {
+    const recent = this.recent;
+    if (recent !== null && recent.key === key && key.id === recent.record.key.id && key.tenant === recent.record.key.tenant) return recent;
     return this.tenants.get(key.tenant)?.get(key.id);
   }
 
@@ -135,6 +141,7 @@ export class MemoryStore implements TaskStore {
       target = entry;
       target.record = record;
     }
+    this.recent = target;
     if (!target.queued && isTerminal(record.state)) {
       target.queued = true;
       this.ended.push(target);
@@ -207,8 +214,9 @@ export class MemoryStore implements TaskStore {
 
   private evict(e: Entry): void {
     const ids = this.tenants.get(e.key.tenant);
-    if (ids === undefined || ids.get(e.key.id) !== e) return;
-    ids.delete(e.key.id);
+    // An entry not `gone` is the one its key finds.
+    if (ids === undefined || !ids.delete(e.key.id)) return;
+    if (this.recent === e) this.recent = null;
     if (ids.size === 0) this.tenants.delete(e.key.tenant);
     this.size--;
     e.gone = true;

@@ -102,11 +102,11 @@ export function eventEndsTurn(event: StreamResponse): boolean {
 /** The task as a caller asked to see it: at most `historyLength` recent messages (none
  * for 0, all when unset) and, unless `artifacts`, no artifacts. */
 export function view(task: Task, historyLength: number | undefined, artifacts = true): Task {
-  let out = task;
   const history = task.history ?? [];
-  if (historyLength !== undefined && history.length > historyLength) out = { ...out, history: historyLength === 0 ? [] : history.slice(history.length - historyLength) };
-  if (!artifacts && task.artifacts !== undefined) out = { ...out, artifacts: [] };
-  return out;
+  const cut = historyLength !== undefined && history.length > historyLength;
+  const drop = !artifacts && task.artifacts !== undefined;
+  if (!cut && !drop) return task;
+  return copyTask(task, task.status, drop ? [] : task.artifacts, cut ? (historyLength === 0 ? [] : history.slice(history.length - historyLength)) : task.history);
 }
 
 /** The refusal of a change to a terminal task. */
