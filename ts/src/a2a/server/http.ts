@@ -167,7 +167,16 @@ class BodyRead {
   ) {}
 
   data(chunk: Buffer): void {
-    if (this.whole === null && this.chunks === null && this.length > 0) this.whole = Buffer.allocUnsafe(this.length);
+    if (this.whole === null && this.chunks === null && this.length > 0) {
+      // The whole body in one chunk (a small request, most often): it is the body.
+      if (chunk.length === this.length) {
+        this.whole = chunk;
+        this.size = chunk.length;
+        if (this.size > this.max) this.finish(tooLarge(this.max));
+        return;
+      }
+      this.whole = Buffer.allocUnsafe(this.length);
+    }
     if (this.whole !== null && this.size + chunk.length <= this.whole.length) chunk.copy(this.whole, this.size);
     else (this.chunks ??= []).push(chunk);
     this.size += chunk.length;
