@@ -15,7 +15,7 @@
 import type { ServerResponse } from "node:http";
 
 import type { BudgetHolder, StreamBudget } from "./budget.js";
-import type { StopSignal, StreamOut } from "./stream.js";
+import { poll, type StopSignal, type StreamOut } from "./stream.js";
 
 /** An SSE frame as written: one text, or pieces (a large encoding among them). */
 export type Frame = string | readonly (string | Buffer)[];
@@ -262,7 +262,7 @@ export async function writeSse(
   budget?.join(writer);
   let keepAlive: KeepAlive | null = null;
   try {
-    const first = await events.next();
+    const first = poll(events) ?? (await events.next());
     if (!first.done && first.value.kind === "error") return plain(first.value);
     if (res.destroyed) return;
     // The head goes out with the first frames.
@@ -280,7 +280,8 @@ export async function writeSse(
       const out = render(item.value);
       writer.idle = false;
       if (out !== null && !writer.send(out)) return;
-      item = await events.next();
+      // What the source has at hand is taken without a promise turn.
+      item = poll(events) ?? (await events.next());
     }
     writer.flush();
     res.end();

@@ -36,9 +36,23 @@ const PAGE = 256;
 const DONE: IteratorReturnResult<void> = Object.freeze({ done: true, value: undefined });
 const NO_EVENTS: readonly EventRecord[] = [];
 
+/** A source that can hand out what it has at hand without a promise (`poll`). */
+export interface Pollable {
+  /** The next result when it is at hand (an event already read, or the end); `null` when
+   * only `next` can tell. */
+  poll(): IteratorResult<StreamOut, void> | null;
+}
+
+/** `source.poll()` when the source is one of these (a generator from elsewhere is not). */
+export function poll(source: AsyncGenerator<StreamOut, void, undefined>): IteratorResult<StreamOut, void> | null {
+  return source instanceof Source ? source.poll() : null;
+}
+
 /** An async iterator of stream items, usable where an `AsyncGenerator` is. */
-abstract class Source implements AsyncGenerator<StreamOut, void, undefined> {
+abstract class Source implements AsyncGenerator<StreamOut, void, undefined>, Pollable {
   abstract next(): Promise<IteratorResult<StreamOut, void>>;
+
+  abstract poll(): IteratorResult<StreamOut, void> | null;
 
   /** Ends the source: what it holds is let go. */
   protected abstract close(): void;
@@ -108,6 +122,11 @@ class Follow extends Source implements HubWaiter {
     // An event of the page read last: no async function's frame for it.
     if (!this.ended && this.at < this.page.length) return Promise.resolve(this.take());
     return this.read();
+  }
+
+  poll(): IteratorResult<StreamOut, void> | null {
+    if (this.ended) return DONE;
+    return this.at < this.page.length ? this.take() : null;
   }
 
   /** The next event of the page. */
@@ -204,22 +223,27 @@ class Prefixed extends Source {
   }
 
   next(): Promise<IteratorResult<StreamOut, void>> {
-    if (this.ended) return Promise.resolve(DONE);
+    const at = this.poll();
+    return at !== null ? Promise.resolve(at) : (this.inner as AsyncGenerator<StreamOut, void, undefined>).next();
+  }
+
+  poll(): IteratorResult<StreamOut, void> | null {
+    if (this.ended) return DONE;
     const first = this.first;
     if (first !== null) {
       this.first = null;
-      return Promise.resolve({ done: false, value: first });
+      return { done: false, value: first };
     }
     if (this.inner === null) {
       const rest = this.rest;
       if (rest === null) {
         this.ended = true;
-        return Promise.resolve(DONE);
+        return DONE;
       }
       this.rest = null;
       this.inner = rest(this.signal as StopSignal);
     }
-    return this.inner.next();
+    return poll(this.inner);
   }
 
   protected close(): void {
