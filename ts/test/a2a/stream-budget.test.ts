@@ -188,6 +188,29 @@ test("a client that stops reading is cut off for a stream that needs the room, a
   assert.equal(budget.used, 0);
 });
 
+test("a large frame after a small one in the same turn is charged until node has let it out", async () => {
+  const budget = new StreamBudget(32 * MIB);
+  const large = Buffer.alloc(24 * MIB, 0x63);
+  // The small frame is still pending (joined with others of the turn) when the large one comes.
+  const { server, port, done } = await sseServer(budget, () => [frame(0, null, "{}"), eventFrame(1, "", large, "")]);
+  const sockets: Socket[] = [];
+  try {
+    const stuck = request(port, "/stuck");
+    sockets.push(stuck);
+    await readUntil(stuck, "\r\n\r\n");
+    stuck.pause();
+    await until(() => budget.used > 8 * MIB, "the unread large frame charged");
+    // Still charged a while later: nothing gave it back while node holds it.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.ok(budget.used > 8 * MIB, `only ${budget.used} bytes charged`);
+  } finally {
+    for (const socket of sockets) socket.destroy();
+    await Promise.all(done);
+    server.close();
+  }
+  assert.equal(budget.used, 0);
+});
+
 test("the streams woken for one event share its encoding", () => {
   const event = {};
   let encoded = 0;

@@ -176,13 +176,22 @@ class SseWriter implements BudgetHolder {
       return true;
     }
     // A large frame: what is pending first, then its pieces (node writes them in one go).
-    this.flush();
+    // Nothing is settled before its pieces are in node's buffer: what it charged would be
+    // given back at once.
+    this.write();
     for (const p of large) res.write(p);
     return true;
   }
 
-  /** Writes the pending frames as one chunk. */
+  /** Writes the pending frames as one chunk, and gives back what node has let out. */
   flush(): void {
+    if (this.pendingBytes === 0) return;
+    this.write();
+    this.settle();
+  }
+
+  /** Writes the pending frames as one chunk (their charge now counted by node's buffer). */
+  private write(): void {
     if (this.pendingBytes === 0) return;
     const text = this.pending;
     this.pending = "";
@@ -191,7 +200,6 @@ class SseWriter implements BudgetHolder {
     if (res.destroyed || res.writableEnded) return;
     // Bytes, not text: node's write buffer counts them as the budget does.
     res.write(Buffer.from(text));
-    this.settle();
   }
 }
 
