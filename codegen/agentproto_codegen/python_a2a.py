@@ -15,6 +15,11 @@ Four files under `python/src/agentproto/a2a/generated/`:
 A keyed union (`SendMessageResponse`, `StreamResponse`, `SecurityScheme`, …) is a Struct
 with one optional member per variant, exactly one set: the shape of a proto `oneof`, as
 `Part`'s `text`/`raw`/`url`/`data` are.
+
+A type that cannot hold a value of its own type (none in A2A 1.0: the model's types form a
+tree of references) is declared `gc=False`: msgspec leaves its instances untracked by the
+garbage collector, which never has to walk the tasks and events a store keeps. A type on a
+cycle of references keeps the default.
 """
 
 from __future__ import annotations
@@ -148,6 +153,40 @@ def shapes(model: dict[str, Any]) -> list[Shape]:
     return out
 
 
+def named_in(t: dict[str, Any]) -> list[str]:
+    """The type names a member's type refers to (through arrays and maps)."""
+    kind = t["kind"]
+    if kind == "named":
+        return [str(t["name"])]
+    if kind == "array":
+        return named_in(t["item"])
+    if kind == "map":
+        return named_in(t["value"])
+    return []
+
+
+def recursive(all_shapes: list[Shape]) -> set[str]:
+    """The shapes on a cycle of the type graph: a value of one may (through its members,
+    lists and maps) hold a value of the same type, so its instances can be part of a
+    reference cycle. The others hold only strings, numbers, enums, raw JSON and values of
+    types below them."""
+    refs = {s.name: {n for m in s.members for n in named_in(m.type)} for s in all_shapes}
+    found = set()
+    for start in refs:
+        seen: set[str] = set()
+        todo = list(refs[start])
+        while todo:
+            name = todo.pop()
+            if name == start:
+                found.add(start)
+                break
+            if name in seen or name not in refs:
+                continue
+            seen.add(name)
+            todo.extend(refs[name])
+    return found
+
+
 def enums(model: dict[str, Any]) -> list[dict[str, Any]]:
     return [d for d in model["decls"].values() if d["decl"] == "enum"]
 
@@ -207,6 +246,14 @@ def post_init(s: Shape) -> list[str]:
     return ["", "    def __post_init__(self) -> None:", *body]
 
 
+IDENTITY_HASH = [
+    "",
+    "    # Members are equal only to themselves: hashed by identity too, in C (`Enum.__hash__`",
+    "    # hashes the name in Python, a call in every set and dict look-up of a member).",
+    "    __hash__ = object.__hash__",
+]
+
+
 def types_module(model: dict[str, Any]) -> str:
     out = header(model)
     out += [
@@ -240,9 +287,16 @@ def types_module(model: dict[str, Any]) -> str:
         prefix = e.get("strip_prefix") or ""
         for v in e["values"]:
             out.append(f"    {v[len(prefix):] if v.startswith(prefix) else v} = {python_str(v)}")
+        out += IDENTITY_HASH
         out.append("")
-    for s in shapes(model):
-        out += ["", f"class {s.name}(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):"]
+    all_shapes = shapes(model)
+    cyclic = recursive(all_shapes)
+    for s in all_shapes:
+        # No cycle can run through a value of an acyclic type: the garbage collector need
+        # not track its instances (gc=False), which keeps the tasks a store holds out of
+        # every collection's work.
+        gc = "" if s.name in cyclic else ", gc=False"
+        out += ["", f"class {s.name}(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True{gc}):"]
         out += doc_lines(s.doc, "    ") or [f'    """The {s.name} message."""']
         if s.members:
             out.append("")
@@ -260,6 +314,7 @@ def operations(model: dict[str, Any]) -> list[str]:
     out = ["", "class Operation(enum.Enum):", '    """The A2A operations (the proto rpc names, also the JSON-RPC methods)."""', ""]
     for m in model["methods"]:
         out.append(f"    {snake(m['wire']).upper()} = {python_str(m['wire'])}")
+    out += IDENTITY_HASH
     out += ["", "", "OPERATIONS: Final[dict[Operation, OperationInfo]] = {"]
     for m in model["methods"]:
         rules = ", ".join(f"HttpRule({python_str(r['method'])}, {python_str(r['path'])}, {r['body']})" for r in m["http"])

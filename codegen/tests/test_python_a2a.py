@@ -74,6 +74,25 @@ class PythonA2aEmitterTests(unittest.TestCase):
     def test_a_member_named_like_a_builtin_does_not_shadow_it(self) -> None:
         self.assertIn("list: builtins.list[str] = field(default_factory=builtins.list)", self.types)
 
+    def test_only_a_type_on_a_reference_cycle_is_tracked_by_the_garbage_collector(self) -> None:
+        self.assertIn("class Part(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):", self.types)
+        self.assertIn("class Event(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):", self.types)
+        tree = {"decl": "struct", "fields": [field("children", {"kind": "array", "item": {"kind": "named", "name": "Tree"}})], "oneofs": []}
+        holder = {"decl": "struct", "fields": [field("trees", {"kind": "map", "value": {"kind": "named", "name": "Tree"}})], "oneofs": []}
+        ping = {"decl": "struct", "fields": [field("pong", {"kind": "named", "name": "Pong"})], "oneofs": []}
+        pong = {"decl": "struct", "fields": [field("pings", {"kind": "array", "item": {"kind": "named", "name": "Ping"}})], "oneofs": []}
+        types = python_a2a.types_module(model({"Tree": tree, "Holder": holder, "Ping": ping, "Pong": pong}))
+        for tracked in ("Tree", "Ping", "Pong"):
+            self.assertIn(f"class {tracked}(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):", types)
+        self.assertIn("class Holder(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):", types)
+
+    def test_an_enum_is_hashed_by_identity(self) -> None:
+        m = model({"State": {"decl": "enum", "values": ["STATE_A", "STATE_B"], "strip_prefix": "STATE_"}})
+        types = python_a2a.types_module(m)
+        state = types.split("class State(enum.Enum):")[1].split("\nclass ")[0]
+        self.assertIn("    __hash__ = object.__hash__", state)
+        self.assertIn("    __hash__ = object.__hash__", types.split("class Operation(enum.Enum):")[1])
+
     def test_the_error_table_is_written_from_its_rows(self) -> None:
         row = ErrorRow("TaskNotFound", "no such task", -32001, -32001, (404, 404), ("NOT_FOUND", "NOT_FOUND"),
                        "NOT_FOUND", "TASK_NOT_FOUND", "Task not found", (404,), "spec")

@@ -89,6 +89,19 @@ def test_timestamp_refusals(text: str) -> None:
         timestamp(text)
 
 
+def test_a_timestamp_of_a_second_already_checked_is_still_checked_in_full() -> None:
+    assert timestamp("2026-01-02T03:04:05.123Z") == "2026-01-02T03:04:05.123Z"
+    # Same second: the milliseconds are checked, nothing else is taken on trust.
+    assert timestamp("2026-01-02T03:04:05.999Z") == "2026-01-02T03:04:05.999Z"
+    for wrong in ("2026-01-02T03:04:05.12xZ", "2026-01-02T03:04:05.12\u0663Z", "2026-01-02T03:04:05.123X"):
+        with pytest.raises(ValueError):
+            timestamp(wrong)
+    assert timestamp("2026-01-02T03:04:05.5+01:00") == "2026-01-02T02:04:05.500Z"
+    with pytest.raises(ValueError):
+        timestamp("2026-02-30T03:04:05.123Z")
+    assert timestamp("2026-01-02T03:04:06.000Z") == "2026-01-02T03:04:06.000Z"
+
+
 @pytest.mark.parametrize("fast", PATHS)
 def test_enum_by_name_or_number_written_by_name(fast: bool) -> None:
     status = decode("TaskStatus", b'{"state":3}', fast=fast)

@@ -8,7 +8,7 @@ import asyncio
 import json
 import socket
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping
 from typing import Any
 
 import pytest
@@ -226,6 +226,91 @@ def test_a_unary_call_past_the_request_timeout_answers_408() -> None:
             assert late.value.kind is ErrorKind.REQUEST_TIMEOUT and late.value.http_status == 408
 
         with_client(server, body, "HTTP+JSON")
+
+
+def test_a_body_that_does_not_arrive_within_the_body_timeout_answers_408() -> None:
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "t"}}).encode()
+    with serve(Misbehaving(), body_timeout=0.2) as server:
+        head = request_bytes("POST", "/", HEADERS, body, server.port)
+        started = time.monotonic()
+        with socket.create_connection(("127.0.0.1", server.port), timeout=BOUND) as s:
+            s.sendall(head[: len(head) - len(body) + 10])  # the head and 10 bytes of the body
+            data = b""
+            while b"\r\n\r\n" not in data or not data.endswith(b"}"):
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        took = time.monotonic() - started
+    assert data.startswith(b"HTTP/1.1 408 "), data[:200]
+    assert b"did not arrive in time" in data
+    assert 0.2 <= took < 0.2 + BOUND / 2
+
+
+def test_unary_calls_in_time_leave_no_time_limit_behind() -> None:
+    app = create_app(Misbehaving(), card("http://127.0.0.1/"))
+
+    async def main() -> None:
+        async def call(text: str) -> bytes:
+            payload = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
+                "messageId": "m", "role": "ROLE_USER", "parts": [{"text": text}]}}}  # fmt: skip
+            raw = json.dumps(payload).encode()
+            scope = {"type": "http", "method": "POST", "path": "/", "raw_path": b"/", "query_string": b"",
+                     "headers": [(b"a2a-version", b"1.0"), (b"content-type", b"application/json")]}  # fmt: skip
+            sent: list[MutableMapping[str, Any]] = []
+
+            async def receive() -> dict[str, Any]:
+                return {"type": "http.request", "body": raw, "more_body": False}
+
+            async def send(message: MutableMapping[str, Any]) -> None:
+                sent.append(message)
+
+            await app(scope, receive, send)
+            return bytes(sent[-1]["body"])
+
+        answers = await asyncio.gather(*(call("late") for _ in range(50)))
+        assert all(b"TASK_STATE_COMPLETED" in a for a in answers)
+        assert app.core.deadlines.active == 0
+
+    asyncio.run(main())
+
+
+def test_a_header_field_given_twice_is_read_as_its_values_joined() -> None:
+    app = create_app(Misbehaving(), card("http://127.0.0.1/"))
+
+    async def status(fields: list[tuple[bytes, bytes]]) -> int:
+        scope = {"type": "http", "method": "POST", "path": "/", "raw_path": b"/", "query_string": b"",
+                 "headers": [(b"a2a-version", b"1.0"), *fields]}  # fmt: skip
+        sent: list[MutableMapping[str, Any]] = []
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": b"{}", "more_body": False}
+
+        async def send(message: MutableMapping[str, Any]) -> None:
+            sent.append(message)
+
+        await app(scope, receive, send)
+        code: int = sent[0]["status"]
+        return code
+
+    async def main() -> None:
+        # The second Content-Encoding names a coding the server does not decode: refused.
+        assert await status([(b"Content-Encoding", b"identity"), (b"content-encoding", b"gzip")]) == 415
+        assert await status([(b"content-encoding", b"identity"), (b"Content-Encoding", b"identity")]) == 200
+
+    asyncio.run(main())
+
+
+def test_ids_are_random_version_4_uuids() -> None:
+    import uuid
+
+    from agentproto.a2a.server.core import new_id
+
+    ids = {new_id() for _ in range(1000)}
+    assert len(ids) == 1000
+    for text in ids:
+        parsed = uuid.UUID(text)
+        assert str(parsed) == text and parsed.version == 4 and parsed.variant == uuid.RFC_4122
 
 
 def test_the_client_times_out_on_a_silent_server() -> None:

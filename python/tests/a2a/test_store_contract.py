@@ -323,3 +323,66 @@ def test_the_memory_store_keeps_its_terminal_heap_within_twice_its_tasks() -> No
         assert await store.get_task(TaskKey("", "a")) is not None  # room: nothing evicted
 
     asyncio.run(main())
+
+
+def test_the_records_are_frozen_values_the_garbage_collector_does_not_track() -> None:
+    import gc
+
+    import msgspec
+
+    from agentproto.a2a.store import EventRecord, TaskRecord
+
+    keys = [TaskKey("b", "1"), TaskKey("a", "2"), TaskKey("a", "1")]
+    assert sorted(keys) == [TaskKey("a", "1"), TaskKey("a", "2"), TaskKey("b", "1")]
+    assert TaskKey("a", "1") == TaskKey(tenant="a", id="1") and {TaskKey("a", "1"): 1}[TaskKey("a", "1")] == 1
+    record = TaskRecord(K, task("t"), 1, 1)
+    with pytest.raises(AttributeError):
+        record.version = 2  # type: ignore[misc]
+    leased = msgspec.structs.replace(record, lease=TurnLease("me", 5))
+    assert leased.lease == TurnLease("me", 5) and record.lease is None and not leased.terminal
+
+    async def main() -> None:
+        store = MemoryStore()
+        done = task("t", TaskState.COMPLETED)
+        await store.commit(Commit(K, done, None, [(StreamResponse(task=done), True)]))
+        held = await store.get_task(K)
+        page = await store.read_events(K, 0, 10)
+        assert held is not None and held.terminal
+        values: list[object] = [K, held, held.task, held.task.status, page.events[0], page.events[0].event]
+        assert [gc.is_tracked(v) for v in values] == [False] * len(values)
+        assert isinstance(page.events[0], EventRecord)
+        # The entry and a terminal task's log: nothing a collection walks once it has seen them.
+        gc.collect()
+        entry = store._tasks[K]
+        assert not gc.is_tracked(entry) and isinstance(entry.events, tuple) and not gc.is_tracked(entry.events)
+        # A commit with events after the terminal one still appends to the log.
+        await store.commit(Commit(K, done, 1, [(event(TaskState.COMPLETED), True)]))
+        assert [e.seq for e in (await store.read_events(K, 0, 10)).events] == [1, 2]
+
+    asyncio.run(main())
+
+
+def test_timestamp_ms_reads_canonical_text_as_datetime_does() -> None:
+    import random
+    from datetime import UTC, datetime, timedelta
+
+    from agentproto.a2a.store import timestamp_ms
+
+    def by_datetime(text: str) -> int:
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            return 0
+        return int(moment.timestamp() * 1000)
+
+    rng = random.Random(7)
+    base = datetime(2026, 1, 1, tzinfo=UTC)
+    texts = []
+    for i in range(20_000):
+        step = i if i % 2 else rng.randrange(-(10**12), 10**12)  # runs within a second, and jumps
+        t = base + timedelta(milliseconds=step)
+        texts.append(f"{t.year:04d}-{t:%m-%dT%H:%M:%S}.{t.microsecond // 1000:03d}Z")
+    texts += ["1969-12-31T23:59:59.999Z", "2026-01-01T00:00:00.5+01:00", "2026-01-01T00:00:00Z", "junk", ""]
+    texts += ["2026-01-01T00:00:00.12\u0663Z", "2026-01-01T00:00:00.123+"]
+    for text in texts:
+        assert timestamp_ms(text) == by_datetime(text), text

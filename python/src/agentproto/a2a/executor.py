@@ -205,7 +205,9 @@ class TaskUpdater:
         await self._change(ArtifactChange(checked("Artifact", artifact), append, last_chunk))
 
     async def _change(self, change: Change) -> None:
-        async with self._lock:
+        lock = self._lock
+        await lock.acquire()
+        try:
             try:
                 if self._create is not None:
                     record, events = await self._tasks.create(self.key, self._create, [change])
@@ -226,6 +228,8 @@ class TaskUpdater:
                 self.first.set_result(events[0].seq if events else record.last_seq)
             if state_ends_turn(record.task.status.state) and not self.turn_end.done():
                 self.turn_end.set_result(record.task)
+        finally:
+            lock.release()
 
     def end(self, error: A2aError | None = None) -> None:
         """Called by the server when the executor returned: settles what waits on it."""

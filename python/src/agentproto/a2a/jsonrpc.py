@@ -31,6 +31,7 @@ from agentproto.jsonrpc.message import decode as decode_envelope
 __all__ = ["RpcCall", "RpcId", "RpcRefusal", "read_answer", "read_request"]
 
 _MEDIA_TYPES = ("application/json", "application/a2a+json")
+_BY_METHOD = {operation.value: operation for operation in Operation}
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,9 +179,8 @@ def read_request(
     refused = check_version(headers, query, "JSON-RPC", missing_version)
     if refused is not None:
         return refuse(refused)
-    try:
-        operation = Operation(message.method)
-    except ValueError:
+    operation = _BY_METHOD.get(message.method)
+    if operation is None:
         error = A2aError(ErrorKind.METHOD_NOT_FOUND, f"method {message.method!r} does not exist")
         return refuse(error.with_metadata("method", message.method))
     raw = b"{}" if message.params is None else bytes(message.params)

@@ -15,7 +15,9 @@ import bisect
 import heapq
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
+
+import msgspec
 
 from agentproto.a2a.store import (
     Commit,
@@ -46,11 +48,14 @@ class _Pending:
     lease_until_ms: int = 0
 
 
-@dataclass(slots=True)
-class _Entry:
+class _Entry(msgspec.Struct, gc=False):
+    """One task held. Untracked by the garbage collector, as what it holds is (no cycle runs
+    through it), and a terminal task's log is a tuple, which the collector untracks too: a
+    task held costs a collection only the lists inside its values."""
+
     record: TaskRecord
-    events: deque[EventRecord] = field(default_factory=deque)
-    configs: dict[str, PushConfigRecord] = field(default_factory=dict)
+    events: deque[EventRecord] | tuple[EventRecord, ...] = ()
+    configs: dict[str, PushConfigRecord] = msgspec.field(default_factory=dict)
 
 
 class MemoryStore:
@@ -95,7 +100,7 @@ class MemoryStore:
             lease = commit.lease_value
         elif commit.lease == "clear":
             lease = None
-        records = [EventRecord(last_seq + i + 1, event, last) for i, (event, last) in enumerate(commit.events)]
+        records = [EventRecord(seq, event, last) for seq, (event, last) in enumerate(commit.events, last_seq + 1)]
         record = TaskRecord(commit.key, commit.task, version, last_seq + len(records), lease)
         if entry is None:
             entry = _Entry(record)
@@ -106,12 +111,19 @@ class MemoryStore:
             heapq.heappush(self._terminal, (status_ms(record.task), commit.key))
             if len(self._terminal) > 2 * len(self._tasks) + 64:
                 self._rebuild_terminal()
-        entry.events.extend(records)
-        while len(entry.events) > self.max_events:
-            entry.events.popleft()
-        for r in records:
-            for config in entry.configs.values():
-                self._queue(Delivery(self._next_delivery, commit.key, config.config, r.seq, r.event, 0))
+        if records:
+            held = entry.events
+            events = held if isinstance(held, deque) else deque(held)
+            events.extend(records)
+            while len(events) > self.max_events:
+                events.popleft()
+            entry.events = events
+        if record.terminal and isinstance(entry.events, deque):
+            entry.events = tuple(entry.events)  # a terminal task's log is complete
+        if entry.configs:
+            for r in records:
+                for config in entry.configs.values():
+                    self._queue(Delivery(self._next_delivery, commit.key, config.config, r.seq, r.event, 0))
         return Committed(version, records)
 
     def _queue(self, delivery: Delivery) -> None:
@@ -233,7 +245,7 @@ class MemoryStore:
         for key in keys:
             entry = self._tasks.get(key)
             if entry is not None and not entry.record.terminal:
-                entry.record = replace(entry.record, lease=TurnLease(owner, until_ms))
+                entry.record = msgspec.structs.replace(entry.record, lease=TurnLease(owner, until_ms))
                 renewed += 1
         return renewed
 
@@ -241,7 +253,7 @@ class MemoryStore:
         entry = self._tasks.get(key)
         if entry is None or entry.record.lease is None or entry.record.lease.owner != owner:
             return False
-        entry.record = replace(entry.record, lease=None)
+        entry.record = msgspec.structs.replace(entry.record, lease=None)
         return True
 
     async def expired_leases(self, now_ms: int, limit: int) -> list[TaskKey]:

@@ -17,6 +17,11 @@ A store keeps typed values (`Task`, `StreamResponse`); a database store encodes 
 `agentproto.a2a.encode` and decodes them back. Stores never apply protocol rules: the
 task layer (`agentproto.a2a.tasks`) does.
 
+The records every commit passes through (`TaskKey`, `TurnLease`, `TaskRecord`,
+`EventRecord`, `Commit`, `Committed`) are frozen msgspec Structs that the garbage collector
+does not track: they are made several times a request and held for every task, and hold
+only values that cannot refer back to them (`msgspec.structs.replace` makes a changed copy).
+
 Implementations: `agentproto.a2a.memory_store.MemoryStore` (bounded, one process),
 `agentproto.a2a.sqlite_store.SqliteStore` (durable, one SQLite file) and
 `agentproto.a2a.postgres_store.PostgresStore` (several processes on one database). The contract tests
@@ -27,8 +32,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Literal, Protocol
+
+from msgspec import Struct
 
 from agentproto.a2a.generated.v1 import StreamResponse, Task, TaskPushNotificationConfig, TaskState
 
@@ -59,16 +66,14 @@ TERMINAL_STATES = frozenset({TaskState.COMPLETED, TaskState.FAILED, TaskState.CA
 """States a task never leaves (a store may evict only tasks in them)."""
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class TaskKey:
+class TaskKey(Struct, frozen=True, order=True, gc=False):
     """A task's identity: its tenant (`""` for the default one) and its id."""
 
     tenant: str
     id: str
 
 
-@dataclass(frozen=True, slots=True)
-class TurnLease:
+class TurnLease(Struct, frozen=True, gc=False):
     """Which server process runs a task's turn, and until when it is presumed alive
     (milliseconds since the Unix epoch); the owner renews it while the turn runs."""
 
@@ -76,8 +81,7 @@ class TurnLease:
     until_ms: int
 
 
-@dataclass(frozen=True, slots=True)
-class TaskRecord:
+class TaskRecord(Struct, frozen=True, gc=False):
     """One task as stored. The `task` value is shared: never change it in place."""
 
     key: TaskKey
@@ -94,8 +98,7 @@ class TaskRecord:
         return self.task.status.state in TERMINAL_STATES
 
 
-@dataclass(frozen=True, slots=True)
-class EventRecord:
+class EventRecord(Struct, frozen=True, gc=False):
     """One event of a task's log."""
 
     seq: int
@@ -105,8 +108,7 @@ class EventRecord:
     """The task's last event (a terminal status): a subscriber's stream ends after it."""
 
 
-@dataclass(frozen=True, slots=True)
-class Commit:
+class Commit(Struct, frozen=True, gc=False):
     """One change to one task."""
 
     key: TaskKey
@@ -121,8 +123,7 @@ class Commit:
     """The lease stored when `lease` is `set`."""
 
 
-@dataclass(frozen=True, slots=True)
-class Committed:
+class Committed(Struct, frozen=True, gc=False):
     """What a commit stored: the task's new version and the events with their numbers."""
 
     version: int
@@ -291,10 +292,28 @@ def status_ms(task: Task) -> int:
     return timestamp_ms(text)
 
 
+_known_second: tuple[str, int] = ("\x00", 0)
+"""The text up to the milliseconds (`YYYY-MM-DDTHH:MM:SS.`) of the last canonical timestamp
+`timestamp_ms` read, and its whole seconds in microseconds since the Unix epoch."""
+
+
 def timestamp_ms(text: str) -> int:
     """A timestamp's text in milliseconds since the Unix epoch (0 when unreadable)."""
+    global _known_second
+    prefix, micros = _known_second
+    canonical = len(text) == 24 and text[23] == "Z" and text[20:23].isascii() and text[20:23].isdigit()
+    if canonical and text.startswith(prefix):
+        # What the general path computes (`datetime.timestamp` divides whole microseconds by
+        # 10**6), without parsing the date again.
+        return int((micros + int(text[20:23]) * 1000) / 10**6 * 1000)
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
         return 0
+    if canonical and text[19] == ".":
+        whole = moment.replace(microsecond=0) - _EPOCH
+        _known_second = (text[:20], (whole.days * 86400 + whole.seconds) * 10**6)
     return int(moment.timestamp() * 1000)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -18,7 +18,6 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Literal
 
 import msgspec
@@ -296,7 +295,7 @@ class Tasks:
         self.lease_ms = lease_ms
 
     def _lease(self) -> TurnLease:
-        return TurnLease(self.owner, int(datetime.now(UTC).timestamp() * 1000) + self.lease_ms)
+        return TurnLease(self.owner, int(time.time() * 1000) + self.lease_ms)
 
     async def create(
         self, key: TaskKey, task: Task, changes: Sequence[Change] = ()

@@ -29,8 +29,12 @@ class MissingVersion(enum.Enum):
 
 
 def header(headers: Mapping[str, str], name: str) -> str | None:
-    """A header's value, its name matched without regard to case."""
+    """A header's value, its name matched without regard to case (a server's headers are
+    found at once under the lower-case name)."""
     name = name.lower()
+    found = headers.get(name)
+    if found is not None:
+        return found
     for key, value in headers.items():
         if key.lower() == name:
             return value

@@ -89,6 +89,10 @@ class TaskState(enum.Enum):
     REJECTED = "TASK_STATE_REJECTED"
     AUTH_REQUIRED = "TASK_STATE_AUTH_REQUIRED"
 
+    # Members are equal only to themselves: hashed by identity too, in C (`Enum.__hash__`
+    # hashes the name in Python, a call in every set and dict look-up of a member).
+    __hash__ = object.__hash__
+
 
 class Role(enum.Enum):
     """Defines the sender of a message in A2A protocol communication."""
@@ -96,12 +100,16 @@ class Role(enum.Enum):
     USER = "ROLE_USER"
     AGENT = "ROLE_AGENT"
 
+    # Members are equal only to themselves: hashed by identity too, in C (`Enum.__hash__`
+    # hashes the name in Python, a call in every set and dict look-up of a member).
+    __hash__ = object.__hash__
 
-class Empty(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+
+class Empty(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """An empty object (`google.protobuf.Empty`)."""
 
 
-class SendMessageConfiguration(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class SendMessageConfiguration(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """Configuration of a send message request."""
 
     accepted_output_modes: list[str] = field(default_factory=list, name="acceptedOutputModes")
@@ -116,7 +124,7 @@ class SendMessageConfiguration(Struct, kw_only=True, omit_defaults=True, forbid_
     """If `true`, the operation returns immediately after creating the task, even if processing is still in progress. If `false` (default), the operation MUST wait until the task reaches a terminal (`COMPLETED`, `FAILED`, `CANCELED`, `REJECTED`) or interrupted (`INPUT_REQUIRED`, `AUTH_REQUIRED`) state before returning."""
 
 
-class Task(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class Task(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """`Task` is the core unit of action for A2A. It has a current status and when results are created for the task they are stored in the artifact. If there are multiple turns for a task, these are stored in history."""
 
     id: str
@@ -137,7 +145,7 @@ class Task(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True)
             _rt.raw_object(self.metadata)
 
 
-class TaskStatus(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class TaskStatus(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """A container for the status of a task"""
 
     state: TaskState
@@ -152,7 +160,7 @@ class TaskStatus(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields
             self.timestamp = _pj.timestamp(self.timestamp)
 
 
-class Part(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class Part(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """`Part` represents a container for a section of communication content. Parts can be purely textual, some sort of file (image, video, etc) or a structured data blob (i.e. JSON)."""
 
     metadata: Raw | UnsetType = field(default=UNSET)
@@ -184,7 +192,7 @@ class Part(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True)
             )
 
 
-class Message(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class Message(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """`Message` is one unit of communication between client and server. It can be associated with a context and/or a task. For server messages, `context_id` must be provided, and `task_id` only if a task was created. For client messages, both fields are optional, with the caveat that if both are provided, they have to match (the `context_id` has to be the one that is set on the task). If only `task_id` is provided, the server will infer `context_id` from it."""
 
     message_id: str = field(name="messageId")
@@ -209,7 +217,7 @@ class Message(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=Tr
             _rt.raw_object(self.metadata)
 
 
-class Artifact(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class Artifact(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """Artifacts represent task outputs."""
 
     artifact_id: str = field(name="artifactId")
@@ -230,7 +238,7 @@ class Artifact(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=T
             _rt.raw_object(self.metadata)
 
 
-class TaskStatusUpdateEvent(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class TaskStatusUpdateEvent(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """An event sent by the agent to notify the client of a change in a task's status."""
 
     task_id: str = field(name="taskId")
@@ -247,7 +255,7 @@ class TaskStatusUpdateEvent(Struct, kw_only=True, omit_defaults=True, forbid_unk
             _rt.raw_object(self.metadata)
 
 
-class TaskArtifactUpdateEvent(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class TaskArtifactUpdateEvent(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """A task delta where an artifact has been generated."""
 
     task_id: str = field(name="taskId")
@@ -268,7 +276,7 @@ class TaskArtifactUpdateEvent(Struct, kw_only=True, omit_defaults=True, forbid_u
             _rt.raw_object(self.metadata)
 
 
-class AuthenticationInfo(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class AuthenticationInfo(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """Defines authentication details, used for push notifications."""
 
     scheme: str
@@ -277,7 +285,7 @@ class AuthenticationInfo(Struct, kw_only=True, omit_defaults=True, forbid_unknow
     """Push Notification credentials. Format depends on the scheme (e.g., token for Bearer)."""
 
 
-class AgentInterface(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class AgentInterface(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """Declares a combination of a target URL, transport and protocol version for interacting with the agent. This allows agents to expose the same functionality over multiple protocol binding mechanisms."""
 
     url: str
@@ -290,7 +298,7 @@ class AgentInterface(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fi
     """The version of the A2A protocol this interface exposes. Use the latest supported minor version per major version. Examples: "0.3", "1.0" """
 
 
-class AgentCard(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class AgentCard(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """A self-describing manifest for an agent. It provides essential metadata including the agent's identity, capabilities, skills, supported communication methods, and security requirements. Next ID: 20"""
 
     name: str
@@ -323,7 +331,7 @@ class AgentCard(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=
     """Optional. A URL to an icon for the agent."""
 
 
-class AgentProvider(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class AgentProvider(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """Represents the service provider of an agent."""
 
     url: str
@@ -332,7 +340,7 @@ class AgentProvider(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fie
     """The name of the agent provider's organization. Example: "Google" """
 
 
-class AgentCapabilities(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class AgentCapabilities(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """Defines optional capabilities supported by an agent."""
 
     streaming: bool | UnsetType = field(default=UNSET)
@@ -345,7 +353,7 @@ class AgentCapabilities(Struct, kw_only=True, omit_defaults=True, forbid_unknown
     """Indicates if the agent supports providing an extended agent card when authenticated."""
 
 
-class AgentExtension(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class AgentExtension(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """A declaration of a protocol extension supported by an Agent."""
 
     uri: str = field(default="")
@@ -362,7 +370,7 @@ class AgentExtension(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fi
             _rt.raw_object(self.params)
 
 
-class AgentSkill(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class AgentSkill(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """Represents a distinct capability or function that an agent can perform."""
 
     id: str
@@ -383,7 +391,7 @@ class AgentSkill(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields
     """Security schemes necessary for this skill."""
 
 
-class AgentCardSignature(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class AgentCardSignature(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """AgentCardSignature represents a JWS signature of an AgentCard. This follows the JSON format of an RFC 7515 JSON Web Signature (JWS)."""
 
     protected: str
@@ -398,7 +406,7 @@ class AgentCardSignature(Struct, kw_only=True, omit_defaults=True, forbid_unknow
             _rt.raw_object(self.header)
 
 
-class TaskPushNotificationConfig(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class TaskPushNotificationConfig(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """A container associating a push notification configuration with a specific task."""
 
     tenant: str = field(default="")
@@ -415,21 +423,21 @@ class TaskPushNotificationConfig(Struct, kw_only=True, omit_defaults=True, forbi
     """Authentication information required to send the notification."""
 
 
-class StringList(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class StringList(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """A list of strings."""
 
     list: builtins.list[str] = field(default_factory=builtins.list)
     """The individual string values."""
 
 
-class SecurityRequirement(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class SecurityRequirement(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """Defines the security requirements for an agent."""
 
     schemes: dict[str, StringList] = field(default_factory=dict)
     """A map of security schemes to the required scopes."""
 
 
-class SecurityScheme(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class SecurityScheme(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """Defines a security scheme that can be used to secure an agent's endpoints. This is a discriminated union type based on the OpenAPI 3.2 Security Scheme Object. See: https://spec.openapis.org/oas/v3.2.0.html#security-scheme-object"""
 
     api_key_security_scheme: APIKeySecurityScheme | UnsetType = field(default=UNSET, name="apiKeySecurityScheme")
@@ -460,7 +468,7 @@ class SecurityScheme(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fi
             )
 
 
-class APIKeySecurityScheme(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class APIKeySecurityScheme(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """Defines a security scheme using an API key."""
 
     description: str = field(default="")
@@ -471,7 +479,7 @@ class APIKeySecurityScheme(Struct, kw_only=True, omit_defaults=True, forbid_unkn
     """The name of the header, query, or cookie parameter to be used."""
 
 
-class HTTPAuthSecurityScheme(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class HTTPAuthSecurityScheme(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """Defines a security scheme using HTTP authentication."""
 
     description: str = field(default="")
@@ -482,7 +490,7 @@ class HTTPAuthSecurityScheme(Struct, kw_only=True, omit_defaults=True, forbid_un
     """A hint to the client to identify how the bearer token is formatted (e.g., "JWT"). Primarily for documentation purposes."""
 
 
-class OAuth2SecurityScheme(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class OAuth2SecurityScheme(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """Defines a security scheme using OAuth 2.0."""
 
     description: str = field(default="")
@@ -493,7 +501,7 @@ class OAuth2SecurityScheme(Struct, kw_only=True, omit_defaults=True, forbid_unkn
     """URL to the OAuth2 authorization server metadata [RFC 8414](https://datatracker.ietf.org/doc/html/rfc8414). TLS is required."""
 
 
-class OpenIdConnectSecurityScheme(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class OpenIdConnectSecurityScheme(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """Defines a security scheme using OpenID Connect."""
 
     description: str = field(default="")
@@ -502,14 +510,14 @@ class OpenIdConnectSecurityScheme(Struct, kw_only=True, omit_defaults=True, forb
     """The [OpenID Connect Discovery URL](https://openid.net/specs/openid-connect-discovery-1_0.html) for the OIDC provider's metadata."""
 
 
-class MutualTlsSecurityScheme(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class MutualTlsSecurityScheme(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """Defines a security scheme using mTLS authentication."""
 
     description: str = field(default="")
     """An optional description for the security scheme."""
 
 
-class OAuthFlows(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class OAuthFlows(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """Defines the configuration for the supported OAuth 2.0 flows."""
 
     authorization_code: AuthorizationCodeOAuthFlow | UnsetType = field(default=UNSET, name="authorizationCode")
@@ -538,7 +546,7 @@ class OAuthFlows(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields
             )
 
 
-class AuthorizationCodeOAuthFlow(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class AuthorizationCodeOAuthFlow(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """Defines configuration details for the OAuth 2.0 Authorization Code flow."""
 
     authorization_url: str = field(name="authorizationUrl")
@@ -553,7 +561,7 @@ class AuthorizationCodeOAuthFlow(Struct, kw_only=True, omit_defaults=True, forbi
     """Indicates if PKCE (RFC 7636) is required for this flow. PKCE should always be used for public clients and is recommended for all clients."""
 
 
-class ClientCredentialsOAuthFlow(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class ClientCredentialsOAuthFlow(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """Defines configuration details for the OAuth 2.0 Client Credentials flow."""
 
     token_url: str = field(name="tokenUrl")
@@ -564,7 +572,7 @@ class ClientCredentialsOAuthFlow(Struct, kw_only=True, omit_defaults=True, forbi
     """The available scopes for the OAuth2 security scheme."""
 
 
-class ImplicitOAuthFlow(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class ImplicitOAuthFlow(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """Deprecated: Use Authorization Code + PKCE instead."""
 
     authorization_url: str = field(default="", name="authorizationUrl")
@@ -575,7 +583,7 @@ class ImplicitOAuthFlow(Struct, kw_only=True, omit_defaults=True, forbid_unknown
     """The available scopes for the OAuth2 security scheme. A map between the scope name and a short description for it. The map MAY be empty."""
 
 
-class PasswordOAuthFlow(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class PasswordOAuthFlow(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """Deprecated: Use Authorization Code + PKCE or Device Code."""
 
     token_url: str = field(default="", name="tokenUrl")
@@ -586,7 +594,7 @@ class PasswordOAuthFlow(Struct, kw_only=True, omit_defaults=True, forbid_unknown
     """The available scopes for the OAuth2 security scheme. A map between the scope name and a short description for it. The map MAY be empty."""
 
 
-class DeviceCodeOAuthFlow(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class DeviceCodeOAuthFlow(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """Defines configuration details for the OAuth 2.0 Device Code flow (RFC 8628). This flow is designed for input-constrained devices such as IoT devices, and CLI tools where the user authenticates on a separate device."""
 
     device_authorization_url: str = field(name="deviceAuthorizationUrl")
@@ -599,7 +607,7 @@ class DeviceCodeOAuthFlow(Struct, kw_only=True, omit_defaults=True, forbid_unkno
     """The available scopes for the OAuth2 security scheme."""
 
 
-class SendMessageRequest(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class SendMessageRequest(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """Represents a request for the `SendMessage` method."""
 
     tenant: str = field(default="")
@@ -616,7 +624,7 @@ class SendMessageRequest(Struct, kw_only=True, omit_defaults=True, forbid_unknow
             _rt.raw_object(self.metadata)
 
 
-class GetTaskRequest(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class GetTaskRequest(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """Represents a request for the `GetTask` method."""
 
     tenant: str = field(default="")
@@ -627,7 +635,7 @@ class GetTaskRequest(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fi
     """The maximum number of most recent messages from the task's history to retrieve. An unset value means the client does not impose any limit. A value of zero is a request to not include any messages. The server MUST NOT return more messages than the provided value, but MAY apply a lower limit."""
 
 
-class ListTasksRequest(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class ListTasksRequest(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """Parameters for listing tasks with optional filtering criteria."""
 
     tenant: str = field(default="")
@@ -652,7 +660,7 @@ class ListTasksRequest(Struct, kw_only=True, omit_defaults=True, forbid_unknown_
             self.status_timestamp_after = _pj.timestamp(self.status_timestamp_after)
 
 
-class ListTasksResponse(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class ListTasksResponse(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """Result object for `ListTasks` method containing an array of tasks and pagination information."""
 
     tasks: list[Task]
@@ -665,7 +673,7 @@ class ListTasksResponse(Struct, kw_only=True, omit_defaults=True, forbid_unknown
     """Total number of tasks available (before pagination)."""
 
 
-class CancelTaskRequest(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class CancelTaskRequest(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """Represents a request for the `CancelTask` method."""
 
     tenant: str = field(default="")
@@ -680,7 +688,9 @@ class CancelTaskRequest(Struct, kw_only=True, omit_defaults=True, forbid_unknown
             _rt.raw_object(self.metadata)
 
 
-class GetTaskPushNotificationConfigRequest(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class GetTaskPushNotificationConfigRequest(
+    Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False
+):
     """Represents a request for the `GetTaskPushNotificationConfig` method."""
 
     tenant: str = field(default="")
@@ -691,7 +701,9 @@ class GetTaskPushNotificationConfigRequest(Struct, kw_only=True, omit_defaults=T
     """The resource ID of the configuration to retrieve."""
 
 
-class DeleteTaskPushNotificationConfigRequest(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class DeleteTaskPushNotificationConfigRequest(
+    Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False
+):
     """Represents a request for the `DeleteTaskPushNotificationConfig` method."""
 
     tenant: str = field(default="")
@@ -702,7 +714,7 @@ class DeleteTaskPushNotificationConfigRequest(Struct, kw_only=True, omit_default
     """The resource ID of the configuration to delete."""
 
 
-class SubscribeToTaskRequest(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class SubscribeToTaskRequest(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """Represents a request for the `SubscribeToTask` method."""
 
     tenant: str = field(default="")
@@ -711,7 +723,9 @@ class SubscribeToTaskRequest(Struct, kw_only=True, omit_defaults=True, forbid_un
     """The resource ID of the task to subscribe to."""
 
 
-class ListTaskPushNotificationConfigsRequest(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class ListTaskPushNotificationConfigsRequest(
+    Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False
+):
     """Represents a request for the `ListTaskPushNotificationConfigs` method."""
 
     tenant: str = field(default="")
@@ -724,14 +738,14 @@ class ListTaskPushNotificationConfigsRequest(Struct, kw_only=True, omit_defaults
     """A page token received from a previous `ListTaskPushNotificationConfigsRequest` call."""
 
 
-class GetExtendedAgentCardRequest(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class GetExtendedAgentCardRequest(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """Represents a request for the `GetExtendedAgentCard` method."""
 
     tenant: str = field(default="")
     """Optional. Opaque routing identifier. Must match the `tenant` value from the selected `AgentInterface` in the Agent Card when that field is set."""
 
 
-class SendMessageResponse(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class SendMessageResponse(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """Represents the response for the `SendMessage` method."""
 
     task: Task | UnsetType = field(default=UNSET)
@@ -749,7 +763,7 @@ class SendMessageResponse(Struct, kw_only=True, omit_defaults=True, forbid_unkno
             )
 
 
-class StreamResponse(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class StreamResponse(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False):
     """A wrapper object used in streaming operations to encapsulate different types of response data."""
 
     task: Task | UnsetType = field(default=UNSET)
@@ -775,7 +789,9 @@ class StreamResponse(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fi
             )
 
 
-class ListTaskPushNotificationConfigsResponse(Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+class ListTaskPushNotificationConfigsResponse(
+    Struct, kw_only=True, omit_defaults=True, forbid_unknown_fields=True, gc=False
+):
     """Represents a successful response for the `ListTaskPushNotificationConfigs` method."""
 
     configs: list[TaskPushNotificationConfig] = field(default_factory=list)
@@ -798,6 +814,10 @@ class Operation(enum.Enum):
     LIST_TASK_PUSH_NOTIFICATION_CONFIGS = "ListTaskPushNotificationConfigs"
     GET_EXTENDED_AGENT_CARD = "GetExtendedAgentCard"
     DELETE_TASK_PUSH_NOTIFICATION_CONFIG = "DeleteTaskPushNotificationConfig"
+
+    # Members are equal only to themselves: hashed by identity too, in C (`Enum.__hash__`
+    # hashes the name in Python, a call in every set and dict look-up of a member).
+    __hash__ = object.__hash__
 
 
 OPERATIONS: Final[dict[Operation, OperationInfo]] = {

@@ -45,6 +45,8 @@ _JSON = (b"content-type", b"application/json")
 _A2A_JSON = (b"content-type", b"application/a2a+json")
 """HTTP+JSON success answers (A2A 1.0.1 says SHOULD, as the Rust server does)."""
 _END = object()
+_NONE: dict[str, Any] = {}
+"""An empty mapping to look up in (never changed)."""
 _LAGGED = b"event: lagged\ndata: {}\n\n"
 _CLOSE: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar("_CLOSE", default=None)
 """How to close the current request's connection, when the ASGI server offers it (the scope
@@ -89,7 +91,7 @@ class A2aApp:
             return
         if scope["type"] != "http":
             return
-        _CLOSE.set(scope.get("extensions", {}).get("agentproto.close", {}).get("close"))
+        _CLOSE.set(scope.get("extensions", _NONE).get("agentproto.close", _NONE).get("close"))
         try:
             await self._http(scope, receive, send)
         except _Disconnected:
@@ -111,11 +113,16 @@ class A2aApp:
         raw_path: bytes = scope.get("raw_path") or scope["path"].encode()
         path = raw_path.decode("latin-1").partition("?")[0]
         query = bytes(scope.get("query_string", b"")).decode("latin-1")
-        headers: dict[str, str] = {}
-        for name, value in scope["headers"]:
-            key = name.decode("latin-1").lower()
-            text = value.decode("latin-1")
-            headers[key] = f"{headers[key]}, {text}" if key in headers else text
+        fields = scope["headers"]
+        if not isinstance(fields, list | tuple):
+            fields = list(fields)
+        headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in fields}
+        if len(headers) != len(fields):  # a field given more than once: its values joined
+            headers = {}
+            for name, value in fields:
+                key = name.decode("latin-1").lower()
+                text = value.decode("latin-1")
+                headers[key] = f"{headers[key]}, {text}" if key in headers else text
         refused = codings.refusal(headers)
         if refused is not None:
             await _answer(send, *refused)
@@ -132,7 +139,7 @@ class A2aApp:
             await _answer(send, 404, b'{"error":{"code":404,"status":"NOT_FOUND","message":"not found"}}', [_JSON])
             return
         try:
-            principal = await authenticate(self.options, headers)
+            principal = None if self.options.authenticate is None else await authenticate(self.options, headers)
             body = await self._read_body(headers, receive)
         except A2aError as e:
             await self._refuse(send, binding, e)
@@ -174,14 +181,13 @@ class A2aApp:
 
     async def _read_body(self, headers: dict[str, str], receive: Receive) -> bytes:
         limit = self.options.max_body_bytes
-        too_large = A2aError(ErrorKind.PAYLOAD_TOO_LARGE, f"the request body is larger than {limit} bytes")
         length = headers.get("content-length")
         if length is not None and length.strip().isdigit() and int(length) > limit:
-            raise too_large
+            raise _too_large(limit)
         chunks: list[bytes] = []
         size = 0
         try:
-            async with asyncio.timeout(self.options.body_timeout):
+            async with self.core.deadlines.limit(self.options.body_timeout):
                 while True:
                     message = await receive()
                     if message["type"] == "http.disconnect":
@@ -189,7 +195,7 @@ class A2aApp:
                     chunk = message.get("body", b"")
                     size += len(chunk)
                     if size > limit:
-                        raise too_large
+                        raise _too_large(limit)
                     chunks.append(chunk)
                     if not message.get("more_body", False):
                         break
@@ -212,7 +218,7 @@ class A2aApp:
         if OPERATIONS[operation].streaming:
             return await self.core.handle(cx, operation, request)
         try:
-            async with asyncio.timeout(self.options.request_timeout):
+            async with self.core.deadlines.limit(self.options.request_timeout):
                 return await self.core.handle(cx, operation, request)
         except TimeoutError:
             raise A2aError(ErrorKind.REQUEST_TIMEOUT, "the operation did not finish in time") from None
@@ -411,6 +417,10 @@ async def _write_charged(budget: StreamBudget, holder: Holder, send: Send, data:
     finally:
         budget.release(holder, size)
     return True
+
+
+def _too_large(limit: int) -> A2aError:
+    return A2aError(ErrorKind.PAYLOAD_TOO_LARGE, f"the request body is larger than {limit} bytes")
 
 
 def _gap(gap: Gap) -> bytes:

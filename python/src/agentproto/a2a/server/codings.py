@@ -24,7 +24,9 @@ _PLAIN = (b"content-type", b"text/plain; charset=utf-8")
 def _foreign(value: str | None, allowed: str) -> str | None:
     """The first coding in a comma-separated field value that is not `allowed` (compared
     without case or parameters), else `None`."""
-    for coding in (value or "").split(","):
+    if not value:
+        return None
+    for coding in value.split(","):
         token = coding.partition(";")[0].strip()
         if token and token.lower() != allowed:
             return token

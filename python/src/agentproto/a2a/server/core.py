@@ -8,7 +8,7 @@ from __future__ import annotations
 import base64
 import binascii
 import inspect
-import uuid
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +28,7 @@ from agentproto.a2a.generated.v1 import (
 )
 from agentproto.a2a.push_delivery import PushOptions
 from agentproto.a2a.push_guard import PushGuard, Refused
+from agentproto.a2a.server.deadlines import Deadlines
 from agentproto.a2a.server.stream_budget import StreamBudget
 from agentproto.a2a.store import ListQuery, Store, StoreError, TaskKey, timestamp_ms
 from agentproto.a2a.tasks import EventHub, Gap, Tasks, follow, is_terminal, store_error, viewed
@@ -80,7 +81,8 @@ class ServerOptions:
     max_body_bytes: int = 4 << 20
     """Larger bodies are refused with 413 (from `Content-Length` before reading)."""
     body_timeout: float = 60.0
-    """The whole body must arrive within this many seconds (else 408)."""
+    """The whole body must arrive within this many seconds (else 408; both limits are
+    checked every 50 ms, `agentproto.a2a.server.deadlines`)."""
     request_timeout: float = 300.0
     """A unary operation must answer within this many seconds (else 408)."""
     keep_alive: float = 15.0
@@ -166,8 +168,15 @@ def parse_page_token(token: str) -> tuple[int, str] | None:
         return None
 
 
+_V4_CLEAR = ~((0xC000 << 48) | (0xF000 << 64))
+_V4_SET = (0x8000 << 48) | (4 << 76)
+
+
 def new_id() -> str:
-    return str(uuid.uuid4())
+    """A random UUID (version 4) as text: what `str(uuid.uuid4())` gives, without the
+    `UUID` object between."""
+    h = "%032x" % (int.from_bytes(os.urandom(16), "big") & _V4_CLEAR | _V4_SET)
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 class CoreBase:
@@ -181,6 +190,8 @@ class CoreBase:
         self.options = options
         self.hub = EventHub()
         self.stream_budget = StreamBudget(options.stream_budget)
+        self.deadlines = Deadlines()
+        """The body and request time limits of the calls running (both bindings)."""
         self.tasks = Tasks(store, self.hub, owner=new_id(), lease_ms=int(options.turn_lease * 1000))
 
     @property

@@ -92,7 +92,7 @@ class _Service:
         async def handle(data: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
             try:
                 cx, request = await self._prepare(operation, data, context)
-                async with asyncio.timeout(self.options.request_timeout):
+                async with self.core.deadlines.limit(self.options.request_timeout):
                     answer = await self.core.handle(cx, operation, request)
                 return grpc_wire.encode(answer_type, answer)
             except TimeoutError:
