@@ -335,6 +335,55 @@ impl E2eArgs {
     }
 }
 
+/// The network end-to-end adapters' command line (bench/python/net_harness.py):
+/// `agent --listen HOST:PORT` or `client --url URL [--ws] [--count N] [--tokens T]`.
+#[derive(Debug, Clone)]
+pub struct NetArgs {
+    /// The agent role (else the client).
+    pub agent: bool,
+    /// Where the agent listens (default `127.0.0.1:0`).
+    pub listen: String,
+    /// The agent's URL, for the client.
+    pub url: String,
+    /// WebSocket instead of Streamable HTTP.
+    pub websocket: bool,
+    /// The turn's size (its `agent` command is unused).
+    pub e2e: E2eArgs,
+}
+
+impl NetArgs {
+    /// Reads the process arguments (defaults: 10,000 notifications of 100 tokens).
+    pub fn from_env() -> Result<NetArgs, String> {
+        let mut words = std::env::args().skip(1);
+        let agent = match words.next().as_deref() {
+            Some("agent") => true,
+            Some("client") => false,
+            _ => return Err("first argument: agent or client".to_owned()),
+        };
+        let e2e = E2eArgs { count: 10_000, tokens: 100, agent: Vec::new() };
+        let mut args = NetArgs { agent, listen: "127.0.0.1:0".to_owned(), url: String::new(), websocket: false, e2e };
+        while let Some(flag) = words.next() {
+            if flag == "--ws" {
+                args.websocket = true;
+                continue;
+            }
+            let value = words.next().ok_or_else(|| format!("{flag} needs a value"))?;
+            let number = || value.parse::<usize>().map_err(|e| format!("{flag} {value}: {e}"));
+            match flag.as_str() {
+                "--listen" => args.listen = value.clone(),
+                "--url" => args.url = value.clone(),
+                "--count" => args.e2e.count = number()?,
+                "--tokens" => args.e2e.tokens = number()?,
+                _ => return Err(format!("unknown flag {flag}")),
+            }
+        }
+        if !args.agent && args.url.is_empty() {
+            return Err("client needs --url".to_owned());
+        }
+        Ok(args)
+    }
+}
+
 /// Reads the benchmark agent's prompt text `"<count> <tokens>"`.
 pub fn parse_e2e_prompt(text: &str) -> Option<(usize, usize)> {
     let mut words = text.split_whitespace();

@@ -15,6 +15,7 @@ use std::time::Instant;
 
 use agentproto_acp::remote::{connect, RemoteOptions, RemoteServer, ServerLimits};
 use agentproto_acp::v1::*;
+use bench_harness::NetArgs;
 
 struct Streamer;
 
@@ -75,44 +76,6 @@ fn fail(message: impl std::fmt::Display) -> ! {
     std::process::exit(2)
 }
 
-struct NetArgs {
-    agent: bool,
-    listen: String,
-    url: String,
-    websocket: bool,
-    e2e: bench_harness::E2eArgs,
-}
-
-fn parse() -> Result<NetArgs, String> {
-    let mut words = std::env::args().skip(1);
-    let agent = match words.next().as_deref() {
-        Some("agent") => true,
-        Some("client") => false,
-        _ => return Err("first argument: agent or client".to_owned()),
-    };
-    let e2e = bench_harness::E2eArgs { count: 10_000, tokens: 100, agent: Vec::new() };
-    let mut args = NetArgs { agent, listen: "127.0.0.1:0".to_owned(), url: String::new(), websocket: false, e2e };
-    while let Some(flag) = words.next() {
-        if flag == "--ws" {
-            args.websocket = true;
-            continue;
-        }
-        let value = words.next().ok_or_else(|| format!("{flag} needs a value"))?;
-        let number = || value.parse::<usize>().map_err(|e| format!("{flag} {value}: {e}"));
-        match flag.as_str() {
-            "--listen" => args.listen = value.clone(),
-            "--url" => args.url = value.clone(),
-            "--count" => args.e2e.count = number()?,
-            "--tokens" => args.e2e.tokens = number()?,
-            _ => return Err(format!("unknown flag {flag}")),
-        }
-    }
-    if !args.agent && args.url.is_empty() {
-        return Err("client needs --url".to_owned());
-    }
-    Ok(args)
-}
-
 async fn agent(args: NetArgs) {
     let listener = tokio::net::TcpListener::bind(&args.listen).await.unwrap_or_else(|e| fail(e));
     let local = listener.local_addr().unwrap_or_else(|e| fail(e));
@@ -163,7 +126,7 @@ async fn client(args: NetArgs) {
 
 #[tokio::main]
 async fn main() {
-    let args = parse().unwrap_or_else(|e| fail(e));
+    let args = NetArgs::from_env().unwrap_or_else(|e| fail(e));
     if args.agent {
         agent(args).await;
     } else {

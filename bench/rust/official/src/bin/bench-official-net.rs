@@ -20,93 +20,18 @@ use std::time::{Duration, Instant};
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, InitializeRequest, InitializeResponse, NewSessionRequest, NewSessionResponse,
-    PromptRequest, PromptResponse, SessionNotification, SessionUpdate, StopReason, TextContent,
+    ContentBlock, ContentChunk, InitializeRequest, NewSessionRequest, PromptRequest, SessionNotification,
+    SessionUpdate, StopReason, TextContent,
 };
 use agent_client_protocol::v1::ConnectionTo;
-use agent_client_protocol::{Agent, Client, ConnectTo, Error};
+use agent_client_protocol::{Agent, Client};
 use agent_client_protocol_http::{AcpHttpServer, HttpClient};
 use axum::serve::ListenerExt;
+use bench_harness::NetArgs;
 
 fn fail(message: impl std::fmt::Display) -> ! {
     eprintln!("bench-official-net: {message}");
     std::process::exit(2)
-}
-
-/// The agent of one ACP connection: `bench-official-e2e-agent`'s handlers.
-fn streamer() -> impl ConnectTo<Client> {
-    Agent
-        .v1()
-        .name("bench-official-net")
-        .on_receive_request(
-            async |_: InitializeRequest, responder, _cx| {
-                responder.respond(InitializeResponse::new(ProtocolVersion::V1))
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            async |_: NewSessionRequest, responder, _cx| responder.respond(NewSessionResponse::new("sess-001")),
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            async |request: PromptRequest, responder, cx| {
-                let text = match request.prompt.first() {
-                    Some(ContentBlock::Text(t)) => t.text.as_str(),
-                    _ => "",
-                };
-                let Some((count, tokens)) = bench_harness::parse_e2e_prompt(text) else {
-                    return responder.respond_with_error(Error::invalid_params());
-                };
-                let words = "word ".repeat(tokens);
-                for _ in 0..count {
-                    let chunk = ContentChunk::new(ContentBlock::Text(TextContent::new(words.clone())));
-                    cx.send_notification(SessionNotification::new(
-                        request.session_id.clone(),
-                        SessionUpdate::AgentMessageChunk(chunk),
-                    ))?;
-                }
-                responder.respond(PromptResponse::new(StopReason::EndTurn))
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-}
-
-struct NetArgs {
-    agent: bool,
-    listen: String,
-    url: String,
-    websocket: bool,
-    e2e: bench_harness::E2eArgs,
-}
-
-fn parse() -> Result<NetArgs, String> {
-    let mut words = std::env::args().skip(1);
-    let agent = match words.next().as_deref() {
-        Some("agent") => true,
-        Some("client") => false,
-        _ => return Err("first argument: agent or client".to_owned()),
-    };
-    let e2e = bench_harness::E2eArgs { count: 10_000, tokens: 100, agent: Vec::new() };
-    let mut args = NetArgs { agent, listen: "127.0.0.1:0".to_owned(), url: String::new(), websocket: false, e2e };
-    while let Some(flag) = words.next() {
-        if flag == "--ws" {
-            args.websocket = true;
-            continue;
-        }
-        let value = words.next().ok_or_else(|| format!("{flag} needs a value"))?;
-        let number = || value.parse::<usize>().map_err(|e| format!("{flag} {value}: {e}"));
-        match flag.as_str() {
-            "--listen" => args.listen = value.clone(),
-            "--url" => args.url = value.clone(),
-            "--count" => args.e2e.count = number()?,
-            "--tokens" => args.e2e.tokens = number()?,
-            _ => return Err(format!("unknown flag {flag}")),
-        }
-    }
-    if !args.agent && args.url.is_empty() {
-        return Err("client needs --url".to_owned());
-    }
-    Ok(args)
 }
 
 async fn agent(args: NetArgs) {
@@ -115,7 +40,7 @@ async fn agent(args: NetArgs) {
     let listener = listener.tap_io(|tcp| {
         let _ = tcp.set_nodelay(true);
     });
-    let app = AcpHttpServer::new(streamer).into_router();
+    let app = AcpHttpServer::new(|| bench_official::streamer("bench-official-net")).into_router();
     let mut term =
         tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).unwrap_or_else(|e| fail(e));
     println!("{{\"listening\":\"http://{local}/acp\"}}");
@@ -184,7 +109,7 @@ async fn client(args: NetArgs) {
 
 #[tokio::main]
 async fn main() {
-    let args = parse().unwrap_or_else(|e| fail(e));
+    let args = NetArgs::from_env().unwrap_or_else(|e| fail(e));
     if args.agent {
         agent(args).await;
     } else {
